@@ -1,0 +1,59 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// envDefault lets every flag be set from an environment variable, which is how a Deployment
+// usually configures a container; an explicit flag still wins.
+type envDefault struct {
+	fs     *flag.FlagSet
+	lookup func(string) (string, bool)
+	errs   []error
+}
+
+func newEnvFlags(name string) *envDefault {
+	return &envDefault{fs: flag.NewFlagSet(name, flag.ContinueOnError), lookup: os.LookupEnv}
+}
+
+func (e *envDefault) string(p *string, name, env, def, usage string) {
+	if v, ok := e.lookup(env); ok {
+		def = v
+	}
+	e.fs.StringVar(p, name, def, fmt.Sprintf("%s [%s]", usage, env))
+}
+
+func (e *envDefault) int64(p *int64, name, env string, def int64, usage string) {
+	if v, ok := e.lookup(env); ok {
+		parsed, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			e.errs = append(e.errs, fmt.Errorf("%s=%q: not an integer", env, v))
+		} else {
+			def = parsed
+		}
+	}
+	e.fs.Int64Var(p, name, def, fmt.Sprintf("%s [%s]", usage, env))
+}
+
+func (e *envDefault) duration(p *time.Duration, name, env string, def time.Duration, usage string) {
+	if v, ok := e.lookup(env); ok {
+		parsed, err := time.ParseDuration(v)
+		if err != nil {
+			e.errs = append(e.errs, fmt.Errorf("%s=%q: not a duration", env, v))
+		} else {
+			def = parsed
+		}
+	}
+	e.fs.DurationVar(p, name, def, fmt.Sprintf("%s [%s]", usage, env))
+}
+
+func (e *envDefault) parse(args []string) error {
+	if len(e.errs) > 0 {
+		return e.errs[0]
+	}
+	return e.fs.Parse(args)
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/sparkhooks/sparkhooks/hooks"
+	"github.com/sparkhooks/sparkhooks/internal/metrics"
+)
+
+type serveOptions struct {
+	addr            string
+	tlsAddr         string
+	tlsCertFile     string
+	tlsKeyFile      string
+	policyFile      string
+	maxBodyBytes    int64
+	logLevel        string
+	shutdownTimeout time.Duration
+}
+
+func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
+	var o serveOptions
+	f := newEnvFlags("serve")
+	f.fs.SetOutput(stderr)
+	f.string(&o.addr, "addr", "SPARKHOOKS_ADDR", ":8080", "plain HTTP listen address for hooks, probes and metrics")
+	f.string(&o.tlsAddr, "tls-addr", "SPARKHOOKS_TLS_ADDR", ":8443", "HTTPS listen address for the admission webhook (only with a certificate)")
+	f.string(&o.tlsCertFile, "tls-cert-file", "SPARKHOOKS_TLS_CERT_FILE", "", "PEM certificate for the webhook listener, reloaded when it changes")
+	f.string(&o.tlsKeyFile, "tls-key-file", "SPARKHOOKS_TLS_KEY_FILE", "", "PEM private key for the webhook listener")
+	f.string(&o.policyFile, "policy-file", "SPARKHOOKS_POLICY_FILE", "", "YAML cluster policy for Spark pods, reloaded when it changes (empty: no policy)")
+	f.int64(&o.maxBodyBytes, "max-body-bytes", "SPARKHOOKS_MAX_BODY_BYTES", hooks.DefaultMaxBodyBytes, "largest accepted request body; larger requests get 413")
+	f.string(&o.logLevel, "log-level", "SPARKHOOKS_LOG_LEVEL", "info", "debug, info, warn or error")
+	f.duration(&o.shutdownTimeout, "shutdown-timeout", "SPARKHOOKS_SHUTDOWN_TIMEOUT", 20*time.Second, "how long in-flight requests may take to finish after SIGTERM")
+	if err := f.parse(args); err != nil {
+		return o, err
+	}
+	if (o.tlsCertFile == "") != (o.tlsKeyFile == "") {
+		return o, errors.New("--tls-cert-file and --tls-key-file must be given together")
+	}
+	if o.maxBodyBytes <= 0 {
+		return o, fmt.Errorf("--max-body-bytes must be > 0, got %d", o.maxBodyBytes)
+	}
+	return o, nil
+}
+
+func newLogger(level string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	opts, err := parseServeOptions(args, stderr)
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(opts.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	plain, err := net.Listen("tcp", opts.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", opts.addr, err)
+	}
+	var secure net.Listener
+	if opts.tlsCertFile != "" {
+		if secure, err = net.Listen("tcp", opts.tlsAddr); err != nil {
+			_ = plain.Close()
+			return fmt.Errorf("listen on %s: %w", opts.tlsAddr, err)
+		}
+	}
+	return runServer(ctx, opts, logger, plain, secure)
+}
+
+// runServer serves until ctx is cancelled, then stops taking new connections, reports not ready,
+// and lets in-flight requests finish within the shutdown timeout.
+func runServer(ctx context.Context, opts serveOptions, logger *slog.Logger, plain, secure net.Listener) error {
+	var draining atomic.Bool
+	deps, err := wire(ctx, opts, logger)
+	if err != nil {
+		_ = plain.Close()
+		if secure != nil {
+			_ = secure.Close()
+		}
+		return err
+	}
+	cfg := hooks.Config{
+		SparkApplicationSync:      deps.sparkSync,
+		SparkApplicationFinalize:  deps.sparkFinalize,
+		SparkApplicationCustomize: deps.sparkCustomize,
+		ScheduledSync:             deps.scheduledSync,
+		Mutate:                    deps.mutate,
+		Metrics:                   deps.metrics,
+		Logger:                    logger,
+		Now:                       time.Now,
+		MaxBodyBytes:              opts.maxBodyBytes,
+		Ready: func() error {
+			if draining.Load() {
+				return errors.New("shutting down")
+			}
+			return deps.ready()
+		},
+	}
+
+	servers := []*http.Server{newHTTPServer(hooks.NewRouter(cfg), logger)}
+	listeners := []net.Listener{plain}
+	if secure != nil {
+		s := newHTTPServer(hooks.NewWebhookRouter(cfg), logger)
+		s.TLSConfig = deps.tlsConfig
+		servers = append(servers, s)
+		listeners = append(listeners, tls.NewListener(secure, deps.tlsConfig))
+	}
+
+	errs := make(chan error, len(servers))
+	for i, s := range servers {
+		logger.Info("listening", slog.String("addr", listeners[i].Addr().String()), slog.Bool("tls", i == 1), slog.String("version", version))
+		go func(s *http.Server, l net.Listener) {
+			if err := s.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs <- err
+			}
+		}(s, listeners[i])
+	}
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down", slog.Duration("timeout", opts.shutdownTimeout))
+	case serveErr = <-errs:
+		logger.Error("server failed", slog.String("error", serveErr.Error()))
+	}
+	draining.Store(true)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), opts.shutdownTimeout)
+	defer cancel()
+	for _, s := range servers {
+		if err := s.Shutdown(shutdownCtx); err != nil {
+			serveErr = errors.Join(serveErr, fmt.Errorf("shutdown: %w", err))
+		}
+	}
+	return serveErr
+}
+
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		// Metacontroller's hook timeout is 10 s at most; a request still being read or answered
+		// after 30 s is a stuck client, not a slow decision.
+		ReadTimeout:  30 * time.Second,
+		WriteTimeout: 30 * time.Second,
+		IdleTimeout:  120 * time.Second,
+		ErrorLog:     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// dependencies are the decisions and helpers serve wires into the routers.
+type dependencies struct {
+	sparkSync      hooks.SyncFunc
+	sparkFinalize  hooks.SyncFunc
+	sparkCustomize hooks.CustomizeFunc
+	scheduledSync  hooks.SyncFunc
+	mutate         http.Handler
+	metrics        *metrics.Metrics
+	tlsConfig      *tls.Config
+	ready          func() error
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseServeOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    func(*testing.T, serveOptions)
+		wantErr string
+	}{
+		{
+			name: "defaults",
+			want: func(t *testing.T, o serveOptions) {
+				assert.Equal(t, ":8080", o.addr)
+				assert.Equal(t, ":8443", o.tlsAddr)
+				assert.Equal(t, int64(32<<20), o.maxBodyBytes)
+			},
+		},
+		{
+			name: "env then flag wins",
+			env:  map[string]string{"SPARKHOOKS_ADDR": ":9000", "SPARKHOOKS_MAX_BODY_BYTES": "1024", "SPARKHOOKS_LOG_LEVEL": "debug"},
+			args: []string{"--addr", ":9100"},
+			want: func(t *testing.T, o serveOptions) {
+				assert.Equal(t, ":9100", o.addr)
+				assert.Equal(t, int64(1024), o.maxBodyBytes)
+				assert.Equal(t, "debug", o.logLevel)
+			},
+		},
+		{name: "bad env number", env: map[string]string{"SPARKHOOKS_MAX_BODY_BYTES": "lots"}, wantErr: `SPARKHOOKS_MAX_BODY_BYTES="lots": not an integer`},
+		{name: "cert without key", args: []string{"--tls-cert-file", "c.pem"}, wantErr: "must be given together"},
+		{name: "zero body limit", args: []string{"--max-body-bytes", "0"}, wantErr: "--max-body-bytes must be > 0, got 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			o, err := parseServeOptions(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tt.want(t, o)
+		})
+	}
+}
+
+func TestServeAnswersHealthzAndShutsDownGracefully(t *testing.T) {
+	plain, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	opts, err := parseServeOptions(nil, io.Discard)
+	require.NoError(t, err)
+	opts.shutdownTimeout = 5 * time.Second
+	var logs bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- runServer(ctx, opts, slog.New(slog.NewJSONHandler(&logs, nil)), plain, nil) }()
+
+	base := "http://" + plain.Addr().String()
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 5*time.Second, 20*time.Millisecond)
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not shut down")
+	}
+	assert.Contains(t, logs.String(), `"msg":"shutting down"`)
+}
+
+func TestRunCommands(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"version"}, &out, &errOut))
+	assert.Equal(t, version+"\n", out.String())
+	assert.ErrorIs(t, run(context.Background(), []string{"frobnicate"}, &out, &errOut), errUsage)
+	assert.Contains(t, errOut.String(), `unknown command "frobnicate"`)
+}

@@ -1,0 +1,198 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/metrics"
+)
+
+// Outcome is what a sync decision reports for metrics. The zero value records nothing.
+type Outcome struct {
+	Kind             string // parent kind, for the kind label
+	From, To         string // state before and after; a transition is counted when they differ
+	Submitted        bool   // a new driver or a new scheduled run was requested
+	RestartReason    string // non-empty when the decision restarts the application
+	ValidationFailed bool   // the parent's spec did not validate
+}
+
+// SyncFunc is a pure sync or finalize decision.
+type SyncFunc func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, Outcome, error)
+
+// CustomizeFunc is a pure customize decision.
+type CustomizeFunc func(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error)
+
+// badRequest is implemented by core errors that mean "this request cannot be understood": they
+// become a 400, anything else a 500. Either way Metacontroller leaves children and status alone
+// and retries with back-off.
+type badRequest interface {
+	BadRequest() bool
+}
+
+type hookRecorder struct {
+	name    string
+	metrics *metrics.Metrics
+	logger  *slog.Logger
+}
+
+func (h hookRecorder) fail(w http.ResponseWriter, r *http.Request, start time.Time, err error) {
+	status, result := classify(err)
+	h.metrics.HookDuration.WithLabelValues(h.name, result).Observe(time.Since(start).Seconds())
+	h.logger.LogAttrs(r.Context(), slog.LevelWarn, "hook refused request",
+		slog.String("hook", h.name), slog.Int("status", status), slog.String("error", err.Error()))
+	writeError(w, status, err.Error())
+}
+
+func (h hookRecorder) ok(w http.ResponseWriter, r *http.Request, start time.Time, body []byte) {
+	h.metrics.HookDuration.WithLabelValues(h.name, "ok").Observe(time.Since(start).Seconds())
+	w.Header().Set("Content-Type", "application/json")
+	if _, err := w.Write(body); err != nil {
+		h.logger.LogAttrs(r.Context(), slog.LevelDebug, "write response", slog.String("error", err.Error()))
+	}
+}
+
+func (h hookRecorder) record(o Outcome) {
+	if o.Kind == "" {
+		return
+	}
+	if o.From != o.To {
+		h.metrics.SyncTransitions.WithLabelValues(o.Kind, stateLabel(o.From), stateLabel(o.To)).Inc()
+	}
+	if o.Submitted {
+		h.metrics.Submissions.WithLabelValues(o.Kind).Inc()
+	}
+	if o.RestartReason != "" {
+		h.metrics.Restarts.WithLabelValues(o.RestartReason).Inc()
+	}
+	if o.ValidationFailed {
+		h.metrics.ValidationFailures.WithLabelValues(o.Kind).Inc()
+	}
+}
+
+// stateLabel names the empty state, which a new parent has, so that dashboards can show it.
+func stateLabel(s string) string {
+	if s == "" {
+		return "NEW"
+	}
+	return s
+}
+
+func newSyncHandler(name string, decide SyncFunc, now func() time.Time, m *metrics.Metrics, logger *slog.Logger) http.HandlerFunc {
+	rec := hookRecorder{name: name, metrics: m, logger: logger}
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		var req metacontroller.SyncRequest
+		if err := decodeBody(r.Body, &req); err != nil {
+			rec.fail(w, r, start, err)
+			return
+		}
+		if isNull(req.Parent) {
+			rec.fail(w, r, start, requestError("request has no parent object"))
+			return
+		}
+		resp, outcome, err := decide(&req, now())
+		if err != nil {
+			rec.fail(w, r, start, err)
+			return
+		}
+		body, err := json.Marshal(resp)
+		if err != nil {
+			rec.fail(w, r, start, fmt.Errorf("encode response: %w", err))
+			return
+		}
+		rec.record(outcome)
+		rec.ok(w, r, start, body)
+	}
+}
+
+func newCustomizeHandler(name string, decide CustomizeFunc, m *metrics.Metrics, logger *slog.Logger) http.HandlerFunc {
+	rec := hookRecorder{name: name, metrics: m, logger: logger}
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		var req metacontroller.CustomizeRequest
+		if err := decodeBody(r.Body, &req); err != nil {
+			rec.fail(w, r, start, err)
+			return
+		}
+		if isNull(req.Parent) {
+			rec.fail(w, r, start, requestError("request has no parent object"))
+			return
+		}
+		resp, err := decide(&req)
+		if err != nil {
+			rec.fail(w, r, start, err)
+			return
+		}
+		body, err := json.Marshal(resp)
+		if err != nil {
+			rec.fail(w, r, start, fmt.Errorf("encode response: %w", err))
+			return
+		}
+		rec.ok(w, r, start, body)
+	}
+}
+
+// requestError is a client error found by the HTTP shell itself.
+type requestError string
+
+func (e requestError) Error() string    { return string(e) }
+func (e requestError) BadRequest() bool { return true }
+
+// tooLarge marks a body that exceeded the configured limit.
+type tooLarge struct{ limit int64 }
+
+func (e tooLarge) Error() string {
+	return fmt.Sprintf("request body exceeds the %d-byte limit (see --max-body-bytes)", e.limit)
+}
+
+func decodeBody(body io.Reader, out any) error {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return tooLarge{limit: maxErr.Limit}
+		}
+		return fmt.Errorf("read request body: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return requestError("request body is empty")
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return requestError("request body is not valid JSON for this hook: " + err.Error())
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	trimmed := bytes.TrimSpace(raw)
+	return len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null"))
+}
+
+func classify(err error) (status int, result string) {
+	var big tooLarge
+	if errors.As(err, &big) {
+		return http.StatusRequestEntityTooLarge, "bad_request"
+	}
+	var br badRequest
+	if errors.As(err, &br) && br.BadRequest() {
+		return http.StatusBadRequest, "bad_request"
+	}
+	return http.StatusInternalServerError, "error"
+}
+
+func writeError(w http.ResponseWriter, status int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	body, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{message})
+	_, _ = w.Write(append(body, '\n'))
+}

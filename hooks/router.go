@@ -1,0 +1,121 @@
+package hooks
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sparkhooks/sparkhooks/internal/metrics"
+)
+
+// DefaultMaxBodyBytes bounds request bodies. A sync request for an application with a thousand
+// executors, managedFields included, is a few MiB; 32 MiB leaves room without letting one client
+// exhaust memory.
+const DefaultMaxBodyBytes = 32 << 20
+
+// Config wires the decisions and the cross-cutting dependencies into the routers.
+type Config struct {
+	SparkApplicationSync      SyncFunc
+	SparkApplicationFinalize  SyncFunc
+	SparkApplicationCustomize CustomizeFunc
+	ScheduledSync             SyncFunc
+	// A nil decision or Mutate handler leaves its route unregistered (404).
+	Mutate http.Handler
+
+	Metrics      *metrics.Metrics
+	Logger       *slog.Logger
+	Now          func() time.Time
+	MaxBodyBytes int64
+	// Ready reports whether the server should receive traffic; nil means always ready.
+	Ready func() error
+}
+
+func (c Config) withDefaults() Config {
+	if c.Metrics == nil {
+		c.Metrics = metrics.New()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	return c
+}
+
+// NewRouter returns the plain HTTP handler: hooks, probes, metrics, and the admission webhook for
+// local use without certificates.
+func NewRouter(cfg Config) http.Handler {
+	cfg = cfg.withDefaults()
+	r := newBaseRouter(cfg)
+	r.Method(http.MethodGet, MetricsPath, promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{}))
+	r.Group(func(r chi.Router) {
+		r.Use(limitBody(cfg.MaxBodyBytes))
+		syncRoutes := []struct {
+			path, hook string
+			decide     SyncFunc
+		}{
+			{SparkApplicationSyncPath, "sparkapplication_sync", cfg.SparkApplicationSync},
+			{SparkApplicationFinalizePath, "sparkapplication_finalize", cfg.SparkApplicationFinalize},
+			{ScheduledSyncPath, "scheduledsparkapplication_sync", cfg.ScheduledSync},
+		}
+		for _, route := range syncRoutes {
+			if route.decide != nil {
+				r.Post(route.path, newSyncHandler(route.hook, route.decide, cfg.Now, cfg.Metrics, cfg.Logger))
+			}
+		}
+		if cfg.SparkApplicationCustomize != nil {
+			r.Post(SparkApplicationCustomizePath, newCustomizeHandler("sparkapplication_customize", cfg.SparkApplicationCustomize, cfg.Metrics, cfg.Logger))
+		}
+		if cfg.Mutate != nil {
+			r.Method(http.MethodPost, MutatePath, cfg.Mutate)
+		}
+	})
+	return r
+}
+
+// NewWebhookRouter returns the handler for the TLS listener the API server calls.
+func NewWebhookRouter(cfg Config) http.Handler {
+	cfg = cfg.withDefaults()
+	r := newBaseRouter(cfg)
+	if cfg.Mutate != nil {
+		r.With(limitBody(cfg.MaxBodyBytes)).Method(http.MethodPost, MutatePath, cfg.Mutate)
+	}
+	return r
+}
+
+func newBaseRouter(cfg Config) chi.Router {
+	r := chi.NewRouter()
+	r.Use(instrument(cfg.Metrics, cfg.Logger), recoverPanics(cfg.Logger))
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, "no such route")
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+	})
+	r.Get(HealthzPath, func(w http.ResponseWriter, _ *http.Request) {
+		writeText(w, http.StatusOK, "ok")
+	})
+	r.Get(ReadyzPath, func(w http.ResponseWriter, _ *http.Request) {
+		if cfg.Ready != nil {
+			if err := cfg.Ready(); err != nil {
+				writeText(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
+				return
+			}
+		}
+		writeText(w, http.StatusOK, "ok")
+	})
+	return r
+}
+
+func writeText(w http.ResponseWriter, status int, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(text + "\n"))
+}

@@ -1,0 +1,150 @@
+package hooks
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/metrics"
+)
+
+type coreError struct{ bad bool }
+
+func (e coreError) Error() string    { return "core says no" }
+func (e coreError) BadRequest() bool { return e.bad }
+
+var fixedNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func testConfig(m *metrics.Metrics) Config {
+	echo := func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, Outcome, error) {
+		var parent struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(req.Parent, &parent); err != nil {
+			return nil, Outcome{}, err
+		}
+		switch parent.Metadata.Name {
+		case "bad":
+			return nil, Outcome{}, coreError{bad: true}
+		case "broken":
+			return nil, Outcome{}, coreError{}
+		case "panic":
+			panic("boom")
+		}
+		return &metacontroller.SyncResponse{
+				Status:   map[string]any{"now": now.Format(time.RFC3339), "finalizing": req.Finalizing},
+				Children: []any{},
+			}, Outcome{Kind: "SparkApplication", From: "", To: "SUBMITTED", Submitted: true},
+			nil
+	}
+	return Config{
+		SparkApplicationSync:     echo,
+		SparkApplicationFinalize: echo,
+		ScheduledSync:            echo,
+		SparkApplicationCustomize: func(*metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
+			return &metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{}}, nil
+		},
+		Mutate: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			writeText(w, http.StatusOK, "mutated")
+		}),
+		Metrics:      m,
+		Now:          func() time.Time { return fixedNow },
+		MaxBodyBytes: 1024,
+	}
+}
+
+func TestRouterAnswers(t *testing.T) {
+	tests := []struct {
+		name     string
+		method   string
+		path     string
+		body     string
+		wantCode int
+		wantBody string
+	}{
+		{"sync ok", http.MethodPost, SparkApplicationSyncPath, `{"parent":{"metadata":{"name":"pi"}},"children":{}}`, 200, `"now":"2026-11-22T12:00:00Z"`},
+		{"finalize passes finalizing", http.MethodPost, SparkApplicationFinalizePath, `{"parent":{"metadata":{"name":"pi"}},"finalizing":true}`, 200, `"finalizing":true`},
+		{"scheduled ok", http.MethodPost, ScheduledSyncPath, `{"parent":{"metadata":{"name":"pi"}}}`, 200, `"children":[]`},
+		{"customize ok", http.MethodPost, SparkApplicationCustomizePath, `{"parent":{"metadata":{"name":"pi"}}}`, 200, `"relatedResources":[]`},
+		{"not json", http.MethodPost, SparkApplicationSyncPath, `{"parent":`, 400, `not valid JSON`},
+		{"empty body", http.MethodPost, SparkApplicationSyncPath, ``, 400, `request body is empty`},
+		{"no parent", http.MethodPost, SparkApplicationSyncPath, `{"children":{}}`, 400, `request has no parent object`},
+		{"null parent customize", http.MethodPost, SparkApplicationCustomizePath, `{"parent":null}`, 400, `no parent`},
+		{"core bad request", http.MethodPost, SparkApplicationSyncPath, `{"parent":{"metadata":{"name":"bad"}}}`, 400, `core says no`},
+		{"core failure", http.MethodPost, SparkApplicationSyncPath, `{"parent":{"metadata":{"name":"broken"}}}`, 500, `core says no`},
+		{"panic", http.MethodPost, SparkApplicationSyncPath, `{"parent":{"metadata":{"name":"panic"}}}`, 500, `internal error`},
+		{"too large", http.MethodPost, SparkApplicationSyncPath, `{"parent":{"metadata":{"name":"` + strings.Repeat("x", 2000) + `"}}}`, 413, `1024-byte limit`},
+		{"wrong method", http.MethodGet, SparkApplicationSyncPath, ``, 405, `method not allowed`},
+		{"unknown path", http.MethodPost, "/nope", `{}`, 404, `no such route`},
+		{"healthz", http.MethodGet, HealthzPath, ``, 200, `ok`},
+		{"readyz", http.MethodGet, ReadyzPath, ``, 200, `ok`},
+		{"mutate plain", http.MethodPost, MutatePath, `{}`, 200, `mutated`},
+		{"metrics", http.MethodGet, MetricsPath, ``, 200, `go_goroutines`},
+	}
+	router := NewRouter(testConfig(metrics.New()))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			router.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body)))
+			assert.Equal(t, tt.wantCode, rec.Code, rec.Body.String())
+			assert.Contains(t, rec.Body.String(), tt.wantBody)
+		})
+	}
+}
+
+func TestRouterRecordsMetrics(t *testing.T) {
+	m := metrics.New()
+	router := NewRouter(testConfig(m))
+	for _, body := range []string{`{"parent":{"metadata":{"name":"pi"}}}`, `{"parent":{"metadata":{"name":"bad"}}}`} {
+		router.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, SparkApplicationSyncPath, strings.NewReader(body)))
+	}
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.Submissions.WithLabelValues("SparkApplication")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.SyncTransitions.WithLabelValues("SparkApplication", "NEW", "SUBMITTED")))
+	assert.Equal(t, 2, testutil.CollectAndCount(m.HookDuration), "one series per result: ok and bad_request")
+	assert.Equal(t, 2, testutil.CollectAndCount(m.HTTPRequestDuration), "one series per route and code")
+	assert.Equal(t, 0, testutil.CollectAndCount(m.ValidationFailures))
+}
+
+func TestReadyzReportsNotReady(t *testing.T) {
+	cfg := testConfig(metrics.New())
+	cfg.Ready = func() error { return errors.New("policy not loaded") }
+	rec := httptest.NewRecorder()
+	NewRouter(cfg).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, ReadyzPath, nil))
+	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	assert.Contains(t, rec.Body.String(), "policy not loaded")
+}
+
+func registered(t *testing.T, h http.Handler) []string {
+	t.Helper()
+	var paths []string
+	require.NoError(t, chi.Walk(h.(chi.Routes), func(_ string, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		paths = append(paths, route)
+		return nil
+	}))
+	sort.Strings(paths)
+	return paths
+}
+
+func TestRoutesListsWhatTheRoutersRegister(t *testing.T) {
+	cfg := testConfig(metrics.New())
+	want := Routes()
+	sort.Strings(want)
+	assert.Equal(t, want, registered(t, NewRouter(cfg)))
+
+	want = WebhookRoutes()
+	sort.Strings(want)
+	assert.Equal(t, want, registered(t, NewWebhookRouter(cfg)))
+}

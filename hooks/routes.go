@@ -1,0 +1,33 @@
+package hooks
+
+// Paths served by sparkhooks. The Metacontroller registrations and the Helm chart point at these;
+// a test renders the chart and checks that every hook URL names one of them.
+const (
+	SparkApplicationSyncPath      = "/sparkapplication/sync"
+	SparkApplicationFinalizePath  = "/sparkapplication/finalize"
+	SparkApplicationCustomizePath = "/sparkapplication/customize"
+	ScheduledSyncPath             = "/scheduledsparkapplication/sync"
+	MutatePath                    = "/pods/mutate"
+	HealthzPath                   = "/healthz"
+	ReadyzPath                    = "/readyz"
+	MetricsPath                   = "/metrics"
+)
+
+// Routes lists the paths the plain HTTP listener registers.
+func Routes() []string {
+	return []string{
+		SparkApplicationSyncPath,
+		SparkApplicationFinalizePath,
+		SparkApplicationCustomizePath,
+		ScheduledSyncPath,
+		MutatePath,
+		HealthzPath,
+		ReadyzPath,
+		MetricsPath,
+	}
+}
+
+// WebhookRoutes lists the paths the TLS listener registers: the admission webhook and the probes.
+func WebhookRoutes() []string {
+	return []string{MutatePath, HealthzPath, ReadyzPath}
+}

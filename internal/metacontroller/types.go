@@ -1,0 +1,94 @@
+package metacontroller
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ChildMap groups observed objects by "<Kind>.<apiVersion>" (for example "Pod.v1" or
+// "Ingress.networking.k8s.io/v1"), then by object name. Within a namespaced parent the name
+// alone is unique; Metacontroller uses "<namespace>/<name>" only for cluster-scoped parents.
+type ChildMap map[string]map[string]json.RawMessage
+
+// Key returns the ChildMap key Metacontroller uses for a kind and apiVersion.
+func Key(kind, apiVersion string) string {
+	return kind + "." + apiVersion
+}
+
+// Names returns the names observed for one kind in sorted order, so that callers iterating the
+// map produce deterministic output.
+func (m ChildMap) Names(key string) []string {
+	group := m[key]
+	names := make([]string, 0, len(group))
+	for name := range group {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Decode unmarshals the observed object key/name into out and reports whether it was present.
+func (m ChildMap) Decode(key, name string, out any) (bool, error) {
+	raw, ok := m[key][name]
+	if !ok {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return true, fmt.Errorf("decode observed %s %q: %w", key, name, err)
+	}
+	return true, nil
+}
+
+// SyncRequest is the body Metacontroller POSTs to the sync and finalize hooks of a
+// CompositeController.
+type SyncRequest struct {
+	// Controller is the CompositeController object itself; the hooks do not need it, so it stays
+	// undecoded.
+	Controller json.RawMessage `json:"controller,omitempty"`
+	// Parent is the parent object as read from the API server.
+	Parent json.RawMessage `json:"parent"`
+	// Children are the observed children the parent owns.
+	Children ChildMap `json:"children"`
+	// Related are the objects selected by the customize hook's relatedResources.
+	Related ChildMap `json:"related,omitempty"`
+	// Finalizing is true when the request is for the finalize hook (the parent is being deleted).
+	Finalizing bool `json:"finalizing"`
+}
+
+// SyncResponse is what the sync and finalize hooks answer.
+type SyncResponse struct {
+	// Status replaces the parent's .status wholesale (Metacontroller adds observedGeneration).
+	Status any `json:"status"`
+	// Children is the complete desired set: an owned child missing here is deleted.
+	Children []any `json:"children"`
+	// ResyncAfterSeconds asks for one more sync after this delay; 0 means no extra sync.
+	ResyncAfterSeconds float64 `json:"resyncAfterSeconds,omitempty"`
+	// Finalized is read only from the finalize hook: true lets Metacontroller remove its
+	// finalizer from the parent.
+	Finalized bool `json:"finalized,omitempty"`
+}
+
+// CustomizeRequest is the body of a customize hook call. Metacontroller asks once per parent
+// generation, so the answer may depend on the parent alone.
+type CustomizeRequest struct {
+	Controller json.RawMessage `json:"controller,omitempty"`
+	Parent     json.RawMessage `json:"parent"`
+}
+
+// CustomizeResponse lists the related objects the sync and finalize hooks want to see.
+type CustomizeResponse struct {
+	RelatedResources []RelatedResourceRule `json:"relatedResources"`
+}
+
+// RelatedResourceRule selects related objects by resource and label selector, or by names.
+// An empty namespace means the parent's namespace for a namespaced parent.
+type RelatedResourceRule struct {
+	APIVersion    string                `json:"apiVersion"`
+	Resource      string                `json:"resource"`
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	Namespace     string                `json:"namespace,omitempty"`
+	Names         []string              `json:"names,omitempty"`
+}

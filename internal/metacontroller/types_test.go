@@ -1,0 +1,88 @@
+package metacontroller
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestSyncRequestDecodesDocumentedShape(t *testing.T) {
+	body := `{
+	  "controller": {"kind": "CompositeController"},
+	  "parent": {"kind": "SparkApplication", "metadata": {"name": "pi"}},
+	  "children": {
+	    "Pod.v1": {"pi-driver": {"metadata": {"name": "pi-driver"}}, "a-driver": {"metadata": {"name": "a-driver"}}},
+	    "Ingress.networking.k8s.io/v1": {}
+	  },
+	  "related": {"Pod.v1": {"pi-exec-1": {"metadata": {"name": "pi-exec-1"}}}},
+	  "finalizing": true
+	}`
+	var req SyncRequest
+	require.NoError(t, json.Unmarshal([]byte(body), &req))
+
+	assert.True(t, req.Finalizing)
+	assert.Equal(t, []string{"a-driver", "pi-driver"}, req.Children.Names(Key("Pod", "v1")))
+	assert.Empty(t, req.Children.Names(Key("Ingress", "networking.k8s.io/v1")))
+	assert.Contains(t, req.Children, "Ingress.networking.k8s.io/v1", "declared child types are present even when empty")
+	assert.Equal(t, []string{"pi-exec-1"}, req.Related.Names("Pod.v1"))
+
+	var pod struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	found, err := req.Children.Decode("Pod.v1", "pi-driver", &pod)
+	require.NoError(t, err)
+	assert.True(t, found)
+	assert.Equal(t, "pi-driver", pod.Metadata.Name)
+
+	found, err = req.Children.Decode("Pod.v1", "missing", &pod)
+	require.NoError(t, err)
+	assert.False(t, found)
+}
+
+func TestChildMapDecodeReportsBadObject(t *testing.T) {
+	m := ChildMap{"Pod.v1": {"p": json.RawMessage(`{"metadata": 7}`)}}
+	var out struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	found, err := m.Decode("Pod.v1", "p", &out)
+	assert.True(t, found)
+	assert.ErrorContains(t, err, `decode observed Pod.v1 "p"`)
+}
+
+func TestResponsesEncodeDocumentedFields(t *testing.T) {
+	tests := []struct {
+		name string
+		in   any
+		want string
+	}{
+		{
+			name: "sync with resync",
+			in:   SyncResponse{Status: map[string]any{"a": 1}, Children: []any{}, ResyncAfterSeconds: 2.5},
+			want: `{"status":{"a":1},"children":[],"resyncAfterSeconds":2.5}`,
+		},
+		{
+			name: "finalize done",
+			in:   SyncResponse{Status: map[string]any{}, Children: []any{}, Finalized: true},
+			want: `{"status":{},"children":[],"finalized":true}`,
+		},
+		{
+			name: "customize",
+			in: CustomizeResponse{RelatedResources: []RelatedResourceRule{{
+				APIVersion:    "v1",
+				Resource:      "pods",
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"spark-role": "executor"}},
+			}}},
+			want: `{"relatedResources":[{"apiVersion":"v1","resource":"pods","labelSelector":{"matchLabels":{"spark-role":"executor"}}}]}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := json.Marshal(tt.in)
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.want, string(got))
+		})
+	}
+}
