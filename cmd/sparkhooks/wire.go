@@ -2,15 +2,47 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"time"
 
+	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
+	"github.com/sparkhooks/sparkhooks/internal/mutate"
+	"github.com/sparkhooks/sparkhooks/internal/tlsreload"
 )
 
+// policyReloadInterval is how often the policy file is re-read. A ConfigMap edit reaches the
+// mounted file within kubelet's sync period (about a minute), so a few seconds more is noise.
+const policyReloadInterval = 5 * time.Second
+
 // wire builds the decisions from the core packages.
-func wire(_ context.Context, _ serveOptions, _ *slog.Logger) (*dependencies, error) {
-	return &dependencies{
-		metrics: metrics.New(),
+func wire(ctx context.Context, opts serveOptions, logger *slog.Logger) (*dependencies, error) {
+	m := metrics.New()
+	deps := &dependencies{
+		metrics: m,
 		ready:   func() error { return nil },
-	}, nil
+	}
+
+	var policy mutate.PolicySource = mutate.StaticPolicy{}
+	if opts.policyFile != "" {
+		src, err := mutate.NewFileSource(opts.policyFile, logger)
+		if err != nil {
+			return nil, fmt.Errorf("load policy: %w", err)
+		}
+		go src.Run(ctx, policyReloadInterval)
+		policy = src
+	}
+	deps.mutate = hooks.NewMutateHandler(policy, logger,
+		func(kind string) { m.Mutations.WithLabelValues(kind).Inc() },
+		func(rule string) { m.AdmissionDenials.WithLabelValues(rule).Inc() })
+
+	if opts.tlsCertFile != "" {
+		reloader, err := tlsreload.New(opts.tlsCertFile, opts.tlsKeyFile, tlsreload.Options{Logger: logger})
+		if err != nil {
+			return nil, fmt.Errorf("load webhook certificate: %w", err)
+		}
+		deps.tlsConfig = reloader.TLSConfig()
+	}
+	return deps, nil
 }

@@ -1,0 +1,72 @@
+package hooks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/sparkhooks/sparkhooks/internal/mutate"
+)
+
+// NewMutateHandler serves the pod-mutation admission webhook: it decodes an AdmissionReview v1,
+// lets package mutate decide with the policy in force at that moment, and answers with the
+// review. A body that is not an AdmissionReview gets 400 (413 when the body-limit middleware cut
+// it off); everything the webhook decides, refusals included, is a 200 carrying the review.
+//
+// onMutation is called once per mutation kind in an admitted patch and onDenial once per rule that
+// refused a pod; either may be nil. They let the caller count without this package knowing the
+// metrics.
+func NewMutateHandler(policy mutate.PolicySource, logger *slog.Logger, onMutation func(kind string), onDenial func(rule string)) http.Handler {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+			return
+		}
+		body, err := readBody(r)
+		if err != nil {
+			var maxErr *http.MaxBytesError
+			if errors.As(err, &maxErr) {
+				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the %d-byte limit (see --max-body-bytes)", maxErr.Limit))
+				return
+			}
+			writeError(w, http.StatusBadRequest, "read request body: "+err.Error())
+			return
+		}
+		out, outcome, err := mutate.Review(body, policy.Policy())
+		if err != nil {
+			logger.LogAttrs(r.Context(), slog.LevelWarn, "admission review refused", slog.String("error", err.Error()))
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		data, err := json.Marshal(out)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "encode admission review: "+err.Error())
+			return
+		}
+		if onMutation != nil {
+			for _, kind := range outcome.Kinds {
+				onMutation(kind)
+			}
+		}
+		if onDenial != nil {
+			for _, rule := range outcome.DeniedBy {
+				onDenial(rule)
+			}
+		}
+		if !out.Response.Allowed {
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "pod refused",
+				slog.String("uid", string(out.Response.UID)),
+				slog.Any("rules", outcome.DeniedBy),
+				slog.String("message", out.Response.Result.Message))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if _, err := w.Write(data); err != nil {
+			logger.LogAttrs(r.Context(), slog.LevelDebug, "write admission review", slog.String("error", err.Error()))
+		}
+	})
+}

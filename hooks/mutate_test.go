@@ -1,0 +1,200 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/sparkhooks/sparkhooks/internal/mutate"
+)
+
+const mutateTestdata = "../testdata/mutate"
+
+func readMutateCase(t testing.TB, name string) ([]byte, *mutate.Policy) {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join(mutateTestdata, name, "review.json"))
+	require.NoError(t, err)
+	var policy *mutate.Policy
+	if path := filepath.Join(mutateTestdata, name, "policy.yaml"); fileExists(path) {
+		policy, err = mutate.LoadPolicy(path)
+		require.NoError(t, err)
+	}
+	return body, policy
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// countingObserver records the callbacks; a handler may be called concurrently.
+type countingObserver struct {
+	mu        sync.Mutex
+	mutations []string
+	denials   []string
+}
+
+func (o *countingObserver) mutation(kind string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.mutations = append(o.mutations, kind)
+}
+
+func (o *countingObserver) denial(rule string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.denials = append(o.denials, rule)
+}
+
+func TestMutateHandler(t *testing.T) {
+	typical, typicalPolicy := readMutateCase(t, "typical-executor")
+	privileged, guardPolicy := readMutateCase(t, "guardrail-privileged")
+	tests := []struct {
+		name          string
+		method        string
+		body          []byte
+		policy        *mutate.Policy
+		wantCode      int
+		wantAllowed   bool
+		wantPatch     bool
+		wantMutations []string
+		wantDenials   []string
+		wantError     string
+	}{
+		{
+			name: "typical executor", method: http.MethodPost, body: typical, policy: typicalPolicy,
+			wantCode: 200, wantAllowed: true, wantPatch: true,
+			wantMutations: []string{"env", "volumes", "volumeMounts", "schedulerName", "yunikorn", "priorityClassName", "nodeSelector", "tolerations", "labels", "annotations"},
+		},
+		{
+			name: "same review without a policy applies only the customization", method: http.MethodPost, body: typical,
+			wantCode: 200, wantAllowed: true, wantPatch: true,
+			wantMutations: []string{"env", "volumes", "volumeMounts"},
+		},
+		{
+			name: "refused by a guardrail", method: http.MethodPost, body: privileged, policy: guardPolicy,
+			wantCode: 200, wantAllowed: false, wantDenials: []string{"restricted"},
+		},
+		{name: "garbage", method: http.MethodPost, body: []byte("not json"), wantCode: 400, wantError: "body is not an AdmissionReview"},
+		{name: "empty", method: http.MethodPost, body: nil, wantCode: 400, wantError: "body is not an AdmissionReview"},
+		{name: "wrong version", method: http.MethodPost, body: []byte(`{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"x"}}`), wantCode: 400, wantError: "admissionReviewVersions"},
+		{name: "too large", method: http.MethodPost, body: bytes.Repeat([]byte(" "), 2<<20), wantCode: 413, wantError: "1048576-byte limit"},
+		{name: "wrong method", method: http.MethodGet, wantCode: 405, wantError: "method not allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := &countingObserver{}
+			h := NewMutateHandler(mutate.StaticPolicy{P: tt.policy}, nil, obs.mutation, obs.denial)
+			req := httptest.NewRequest(tt.method, MutatePath, bytes.NewReader(tt.body))
+			rec := httptest.NewRecorder()
+			req.Body = http.MaxBytesReader(rec, req.Body, 1<<20)
+			h.ServeHTTP(rec, req)
+
+			require.Equal(t, tt.wantCode, rec.Code, rec.Body.String())
+			assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+			assert.Equal(t, tt.wantMutations, obs.mutations)
+			assert.Equal(t, tt.wantDenials, obs.denials)
+			if tt.wantError != "" {
+				var e struct{ Error string }
+				require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e))
+				assert.Contains(t, e.Error, tt.wantError)
+				return
+			}
+			var out admissionv1.AdmissionReview
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+			var in admissionv1.AdmissionReview
+			require.NoError(t, json.Unmarshal(tt.body, &in))
+			assert.Equal(t, "admission.k8s.io/v1", out.APIVersion)
+			assert.Equal(t, "AdmissionReview", out.Kind)
+			require.NotNil(t, out.Response)
+			assert.Equal(t, in.Request.UID, out.Response.UID)
+			assert.Equal(t, tt.wantAllowed, out.Response.Allowed)
+			assert.Equal(t, tt.wantPatch, len(out.Response.Patch) > 0)
+		})
+	}
+}
+
+// switchingSource changes policy between requests, like a reloaded policy file.
+type switchingSource struct {
+	mu sync.Mutex
+	p  *mutate.Policy
+}
+
+func (s *switchingSource) Policy() *mutate.Policy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.p
+}
+
+func (s *switchingSource) set(p *mutate.Policy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.p = p
+}
+
+func TestMutateHandlerUsesThePolicyInForce(t *testing.T) {
+	body, _ := readMutateCase(t, "policy-scheduler-name-default")
+	yunikorn, err := mutate.ParsePolicy([]byte("version: 1\nrules:\n- name: a\n  defaults: {schedulerName: yunikorn}\n"))
+	require.NoError(t, err)
+	volcano, err := mutate.ParsePolicy([]byte("version: 1\nrules:\n- name: a\n  defaults: {schedulerName: volcano}\n"))
+	require.NoError(t, err)
+	src := &switchingSource{p: yunikorn}
+	h := NewMutateHandler(src, nil, nil, nil)
+
+	patchOf := func() string {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, MutatePath, bytes.NewReader(body)))
+		require.Equal(t, http.StatusOK, rec.Code)
+		var out admissionv1.AdmissionReview
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+		return string(out.Response.Patch)
+	}
+	assert.Contains(t, patchOf(), `"yunikorn"`)
+	src.set(volcano)
+	assert.Contains(t, patchOf(), `"volcano"`)
+}
+
+// BenchmarkMutateHTTP sends the typical executor review to the handler over loopback HTTP with
+// keep-alive, as the API server does, and reports the 50th and 99th percentile round trip.
+func BenchmarkMutateHTTP(b *testing.B) {
+	body, policy := readMutateCase(b, "typical-executor")
+	srv := httptest.NewServer(NewMutateHandler(mutate.StaticPolicy{P: policy}, nil, func(string) {}, func(string) {}))
+	defer srv.Close()
+	client := srv.Client()
+	url := srv.URL + MutatePath
+
+	durations := make([]time.Duration, 0, 1<<16)
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"patch"`) {
+			b.Fatalf("status %d, err %v, body %.200s", resp.StatusCode, err, data)
+		}
+		durations = append(durations, time.Since(start))
+	}
+	slices.Sort(durations)
+	percentile := func(p float64) float64 {
+		return float64(durations[int(float64(len(durations)-1)*p)].Nanoseconds())
+	}
+	b.ReportMetric(percentile(0.50), "p50-ns")
+	b.ReportMetric(percentile(0.99), "p99-ns")
+}
