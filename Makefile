@@ -5,7 +5,7 @@ CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.2
 VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE          ?= ghcr.io/sparkhooks/sparkhooks:$(VERSION)
 
-.PHONY: run test bench lint generate build image
+.PHONY: run test bench lint generate build image chart-check
 
 ## run: start the hook server on :8080 (no cluster needed)
 run:
@@ -29,6 +29,7 @@ lint:
 generate:
 	$(CONTROLLER_GEN) object paths=./internal/api/...
 	$(CONTROLLER_GEN) crd paths=./internal/api/... output:crd:artifacts:config=crds
+	hack/helm-sync-crds.sh
 
 ## build: a static binary in bin/
 build:
@@ -37,3 +38,8 @@ build:
 ## image: the container image (needs a Docker engine; CI has none)
 image:
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+
+## chart-check: helm lint + template (default and all-features values), then the rendered-manifest tests
+chart-check:
+	hack/helm-check.sh $(CURDIR)/.cache/chart-rendered
+	SPARKHOOKS_RENDERED_DIR=$(CURDIR)/.cache/chart-rendered $(GO) test -count=1 ./deploy/deploytest/

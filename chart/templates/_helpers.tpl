@@ -1,0 +1,91 @@
+{{/* Chart name, overridable. */}}
+{{- define "sparkhooks.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Full name: the release name when it already contains the chart name (the usual
+"helm install sparkhooks ..."), else "<release>-<chart>". It names the Service, so it is what the
+hook URLs and the webhook registration point at.
+*/}}
+{{- define "sparkhooks.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "sparkhooks.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "sparkhooks.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "sparkhooks.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "sparkhooks.labels" -}}
+helm.sh/chart: {{ include "sparkhooks.chart" . }}
+{{ include "sparkhooks.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "sparkhooks.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "sparkhooks.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "sparkhooks.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* Secret holding the webhook's serving certificate (tls.crt, tls.key, ca.crt). */}}
+{{- define "sparkhooks.webhookSecretName" -}}
+{{- printf "%s-webhook-tls" (include "sparkhooks.fullname" .) }}
+{{- end }}
+
+{{/* cert-manager Certificate for the serving certificate; the CA injector reads it. */}}
+{{- define "sparkhooks.webhookCertificateName" -}}
+{{- printf "%s-webhook" (include "sparkhooks.fullname" .) }}
+{{- end }}
+
+{{- define "sparkhooks.policyConfigMapName" -}}
+{{- printf "%s-policy" (include "sparkhooks.fullname" .) }}
+{{- end }}
+
+{{/*
+Base URL of the hook listener as Metacontroller reaches it. The in-cluster Service name resolves
+through the pod's DNS search path; set metacontroller.hookBaseURL when Metacontroller runs
+elsewhere or the cluster needs the full domain.
+*/}}
+{{- define "sparkhooks.hookBaseURL" -}}
+{{- if .Values.metacontroller.hookBaseURL }}
+{{- .Values.metacontroller.hookBaseURL | trimSuffix "/" }}
+{{- else }}
+{{- printf "http://%s.%s.svc:%d" (include "sparkhooks.fullname" .) .Release.Namespace (int .Values.service.httpPort) }}
+{{- end }}
+{{- end }}
+
+{{/* DNS names the webhook's serving certificate must cover. */}}
+{{- define "sparkhooks.webhookDNSNames" -}}
+{{- $svc := include "sparkhooks.fullname" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.%s" $svc $ns .Values.clusterDomain) | toJson }}
+{{- end }}

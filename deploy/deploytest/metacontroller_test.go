@@ -1,0 +1,299 @@
+package deploytest
+
+import (
+	"net/url"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkhooks/sparkhooks/hooks"
+)
+
+// compositeController mirrors Metacontroller's metacontroller.k8s.io/v1alpha1 CompositeController
+// (pkg/apis/metacontroller/v1alpha1), field for field, so that strict decoding catches a field
+// Metacontroller would not read.
+type compositeController struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              compositeControllerSpec `json:"spec"`
+}
+
+type compositeControllerSpec struct {
+	ParentResource      parentResourceRule  `json:"parentResource"`
+	ChildResources      []childResourceRule `json:"childResources,omitempty"`
+	Hooks               *compositeHooks     `json:"hooks,omitempty"`
+	ResyncPeriodSeconds *int32              `json:"resyncPeriodSeconds,omitempty"`
+	GenerateSelector    *bool               `json:"generateSelector,omitempty"`
+}
+
+type resourceRule struct {
+	APIVersion string `json:"apiVersion"`
+	Resource   string `json:"resource"`
+}
+
+type parentResourceRule struct {
+	resourceRule    `json:",inline"`
+	RevisionHistory *struct {
+		FieldPaths []string `json:"fieldPaths,omitempty"`
+	} `json:"revisionHistory,omitempty"`
+}
+
+type childResourceRule struct {
+	resourceRule   `json:",inline"`
+	UpdateStrategy *childUpdateStrategy `json:"updateStrategy,omitempty"`
+}
+
+type childUpdateStrategy struct {
+	Method       string `json:"method,omitempty"`
+	StatusChecks struct {
+		Conditions []struct {
+			Type   string  `json:"type"`
+			Status *string `json:"status,omitempty"`
+			Reason *string `json:"reason,omitempty"`
+		} `json:"conditions,omitempty"`
+	} `json:"statusChecks"`
+}
+
+type compositeHooks struct {
+	Customize       *hook `json:"customize,omitempty"`
+	Sync            *hook `json:"sync,omitempty"`
+	Finalize        *hook `json:"finalize,omitempty"`
+	PreUpdateChild  *hook `json:"preUpdateChild,omitempty"`
+	PostUpdateChild *hook `json:"postUpdateChild,omitempty"`
+}
+
+type hook struct {
+	Webhook *webhook `json:"webhook,omitempty"`
+}
+
+type webhook struct {
+	URL     *string          `json:"url,omitempty"`
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	Path    *string          `json:"path,omitempty"`
+	Service *struct {
+		Name      string  `json:"name"`
+		Namespace string  `json:"namespace"`
+		Port      *int32  `json:"port,omitempty"`
+		Protocol  *string `json:"protocol,omitempty"`
+	} `json:"service,omitempty"`
+}
+
+// The update strategies every SparkApplication child must have; see
+// metacontroller/sparkapplication-controller.yaml for why.
+var sparkApplicationChildren = []childResourceRule{
+	child("v1", "pods", "OnDelete"),
+	child("v1", "configmaps", "OnDelete"),
+	child("v1", "services", "InPlace"),
+	child("networking.k8s.io/v1", "ingresses", "InPlace"),
+}
+
+var volcanoPodGroups = child("scheduling.volcano.sh/v1beta1", "podgroups", "InPlace")
+
+func child(apiVersion, resource, method string) childResourceRule {
+	return childResourceRule{
+		resourceRule:   resourceRule{APIVersion: apiVersion, Resource: resource},
+		UpdateStrategy: &childUpdateStrategy{Method: method},
+	}
+}
+
+// metacontrollerHookTimeout is Metacontroller's own default; ours must be well under it.
+const metacontrollerHookTimeout = 10 * time.Second
+
+// hookURLs checks that every hook of cc is a webhook URL under base and returns the paths by hook.
+func hookURLs(t *testing.T, cc *compositeController, base *url.URL) map[string]string {
+	t.Helper()
+	require.NotNil(t, cc.Spec.Hooks, "%s has no hooks", cc.Name)
+	hooksByName := map[string]*hook{
+		"sync":            cc.Spec.Hooks.Sync,
+		"finalize":        cc.Spec.Hooks.Finalize,
+		"customize":       cc.Spec.Hooks.Customize,
+		"preUpdateChild":  cc.Spec.Hooks.PreUpdateChild,
+		"postUpdateChild": cc.Spec.Hooks.PostUpdateChild,
+	}
+	paths := map[string]string{}
+	for name, h := range hooksByName {
+		if h == nil {
+			continue
+		}
+		require.NotNil(t, h.Webhook, "%s hook %s is not a webhook", cc.Name, name)
+		require.NotNil(t, h.Webhook.URL, "%s hook %s has no url", cc.Name, name)
+		assert.Nil(t, h.Webhook.Service, "%s hook %s: url and service are exclusive", cc.Name, name)
+		assert.Nil(t, h.Webhook.Path, "%s hook %s: the path belongs in the url", cc.Name, name)
+		u, err := url.Parse(*h.Webhook.URL)
+		require.NoError(t, err, "%s hook %s url", cc.Name, name)
+		assert.Equal(t, base.Scheme, u.Scheme, "%s hook %s scheme", cc.Name, name)
+		assert.Equal(t, base.Host, u.Host, "%s hook %s host", cc.Name, name)
+		assert.Contains(t, hooks.Routes(), u.Path, "%s hook %s: the server registers no such route", cc.Name, name)
+		require.NotNil(t, h.Webhook.Timeout, "%s hook %s has no timeout (Metacontroller's default is 10 s)", cc.Name, name)
+		assert.Positive(t, h.Webhook.Timeout.Duration, "%s hook %s timeout", cc.Name, name)
+		assert.Less(t, h.Webhook.Timeout.Duration, metacontrollerHookTimeout, "%s hook %s timeout", cc.Name, name)
+		paths[name] = u.Path
+	}
+	return paths
+}
+
+func checkSparkApplicationController(t *testing.T, cc *compositeController, base *url.URL, withPodGroups bool) {
+	t.Helper()
+	require.NotNil(t, cc, "no CompositeController for sparkapplications")
+	assert.Equal(t, resourceRule{APIVersion: "sparkoperator.k8s.io/v1beta2", Resource: "sparkapplications"}, cc.Spec.ParentResource.resourceRule)
+	require.NotNil(t, cc.Spec.GenerateSelector)
+	assert.True(t, *cc.Spec.GenerateSelector, "SparkApplications carry no selector")
+	assert.Nil(t, cc.Spec.ResyncPeriodSeconds, "the sync hook answers resyncAfterSeconds; a fixed period only adds idle syncs")
+	want := slices.Clone(sparkApplicationChildren)
+	if withPodGroups {
+		want = append(want, volcanoPodGroups)
+	}
+	assert.Equal(t, want, cc.Spec.ChildResources)
+	assert.Equal(t, map[string]string{
+		"sync":      hooks.SparkApplicationSyncPath,
+		"finalize":  hooks.SparkApplicationFinalizePath,
+		"customize": hooks.SparkApplicationCustomizePath,
+	}, hookURLs(t, cc, base))
+}
+
+func checkScheduledController(t *testing.T, cc *compositeController, base *url.URL) {
+	t.Helper()
+	require.NotNil(t, cc, "no CompositeController for scheduledsparkapplications")
+	assert.Equal(t, resourceRule{APIVersion: "sparkoperator.k8s.io/v1beta2", Resource: "scheduledsparkapplications"}, cc.Spec.ParentResource.resourceRule)
+	require.NotNil(t, cc.Spec.GenerateSelector)
+	assert.True(t, *cc.Spec.GenerateSelector)
+	assert.Nil(t, cc.Spec.ResyncPeriodSeconds)
+	// A run, once created, is never rewritten: see metacontroller/scheduledsparkapplication-controller.yaml.
+	assert.Equal(t, []childResourceRule{child("sparkoperator.k8s.io/v1beta2", "sparkapplications", "OnDelete")}, cc.Spec.ChildResources)
+	assert.Equal(t, map[string]string{"sync": hooks.ScheduledSyncPath}, hookURLs(t, cc, base))
+}
+
+// checkPodWebhook checks the registration of the pod-mutation webhook; the caller checks where
+// clientConfig points and the CA.
+func checkPodWebhook(t *testing.T, mwc *admissionregistrationv1.MutatingWebhookConfiguration) *admissionregistrationv1.MutatingWebhook {
+	t.Helper()
+	require.Len(t, mwc.Webhooks, 1, "%s: one webhook, for Spark pods", mwc.Name)
+	w := &mwc.Webhooks[0]
+	assert.Equal(t, []string{"v1"}, w.AdmissionReviewVersions)
+	require.NotNil(t, w.SideEffects)
+	assert.Equal(t, admissionregistrationv1.SideEffectClassNone, *w.SideEffects)
+	assert.Nil(t, w.ClientConfig.URL, "the webhook is reached through its Service")
+	require.NotNil(t, w.ClientConfig.Service)
+	require.NotNil(t, w.ClientConfig.Service.Path)
+	assert.Equal(t, hooks.MutatePath, *w.ClientConfig.Service.Path)
+	assert.Contains(t, hooks.WebhookRoutes(), *w.ClientConfig.Service.Path, "the TLS listener must serve the webhook path")
+	assert.Equal(t, []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule: admissionregistrationv1.Rule{
+			APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
+			Scope: ptr(admissionregistrationv1.NamespacedScope),
+		},
+	}}, w.Rules)
+	require.NotNil(t, w.ObjectSelector, "without an objectSelector every pod in the cluster waits on the webhook")
+	assert.Equal(t, &metav1.LabelSelector{MatchLabels: map[string]string{"sparkoperator.k8s.io/launched-by-spark-operator": "true"}}, w.ObjectSelector)
+	require.NotNil(t, w.NamespaceSelector)
+	assert.Contains(t, w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
+		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system"},
+	})
+	require.NotNil(t, w.FailurePolicy)
+	assert.Contains(t, []admissionregistrationv1.FailurePolicyType{admissionregistrationv1.Fail, admissionregistrationv1.Ignore}, *w.FailurePolicy)
+	require.NotNil(t, w.TimeoutSeconds, "the API server's default is 10 s")
+	assert.LessOrEqual(t, *w.TimeoutSeconds, int32(5))
+	require.NotNil(t, w.ReinvocationPolicy)
+	assert.Equal(t, admissionregistrationv1.IfNeededReinvocationPolicy, *w.ReinvocationPolicy)
+	return w
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func mustParseURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	return u
+}
+
+func loadManifest(t *testing.T, path string) *manifest {
+	t.Helper()
+	m, err := decodeManifest(readFile(t, path))
+	require.NoError(t, err, filepath.Base(path))
+	return m
+}
+
+// staticRegistrations reads metacontroller/*.yaml, the files for clusters without the chart.
+func staticRegistrations(t *testing.T) (base, volcano *manifest) {
+	t.Helper()
+	dir := filepath.Join(repoRoot(t), "metacontroller")
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	base = &manifest{}
+	for _, f := range files {
+		m := loadManifest(t, f)
+		base.compositeControllers = append(base.compositeControllers, m.compositeControllers...)
+		base.webhooks = append(base.webhooks, m.webhooks...)
+		assert.Equal(t, len(m.compositeControllers)+len(m.webhooks), m.count(), "%s: only registrations belong in metacontroller/", f)
+	}
+	volcano = loadManifest(t, filepath.Join(dir, "volcano", "sparkapplication-controller.yaml"))
+	return base, volcano
+}
+
+// The static files assume the Service "sparkhooks" in namespace "sparkhooks".
+const staticHookBase = "http://sparkhooks.sparkhooks.svc:8080"
+
+func TestStaticRegistrations(t *testing.T) {
+	base, volcano := staticRegistrations(t)
+	hookBase := mustParseURL(t, staticHookBase)
+
+	require.Len(t, base.compositeControllers, 2)
+	checkSparkApplicationController(t, base.controllerFor("sparkapplications"), hookBase, false)
+	checkScheduledController(t, base.controllerFor("scheduledsparkapplications"), hookBase)
+
+	require.Len(t, volcano.compositeControllers, 1)
+	variant := volcano.controllerFor("sparkapplications")
+	checkSparkApplicationController(t, variant, hookBase, true)
+	// Applied instead of the base file, so it must replace it: same name, same everything else.
+	plain := base.controllerFor("sparkapplications")
+	assert.Equal(t, plain.Name, variant.Name)
+	assert.Equal(t, plain.Spec.Hooks, variant.Spec.Hooks)
+
+	require.Len(t, base.webhooks, 1)
+	mwc := base.webhooks[0]
+	w := checkPodWebhook(t, mwc)
+	assert.Equal(t, "sparkhooks", w.ClientConfig.Service.Name)
+	assert.Equal(t, "sparkhooks", w.ClientConfig.Service.Namespace)
+	require.NotNil(t, w.ClientConfig.Service.Port)
+	assert.Equal(t, int32(443), *w.ClientConfig.Service.Port)
+	assert.Empty(t, w.ClientConfig.CABundle, "cert-manager injects the CA")
+	assert.Equal(t, "sparkhooks/sparkhooks-webhook", mwc.Annotations["cert-manager.io/inject-ca-from"])
+}
+
+func TestDecodeManifestRefusesUnknownFieldsAndKinds(t *testing.T) {
+	tests := []struct {
+		name, doc, wantErr string
+	}{
+		{
+			name:    "misspelt CompositeController field",
+			doc:     "apiVersion: metacontroller.k8s.io/v1alpha1\nkind: CompositeController\nmetadata: {name: x}\nspec:\n  parentResource: {apiVersion: v1, resource: pods}\n  generateSelecter: true\n",
+			wantErr: `unknown field "generateSelecter"`,
+		},
+		{
+			name:    "misspelt webhook field",
+			doc:     "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: x}\nwebhooks:\n- name: a.b.c\n  sideEfects: None\n",
+			wantErr: `unknown field "webhooks[0].sideEfects"`,
+		},
+		{
+			name:    "kind without checks",
+			doc:     "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\n",
+			wantErr: "batch/v1 Job",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := decodeManifest([]byte(tt.doc))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.wantErr)
+		})
+	}
+}

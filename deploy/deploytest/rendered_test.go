@@ -1,0 +1,505 @@
+package deploytest
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/sparkhooks/sparkhooks/hooks"
+	"github.com/sparkhooks/sparkhooks/internal/mutate"
+)
+
+// renderedDirEnv names the directory hack/helm-check.sh rendered the chart into.
+const renderedDirEnv = "SPARKHOOKS_RENDERED_DIR"
+
+// Release name and namespace hack/helm-check.sh renders with; the static registrations in
+// metacontroller/ assume the same.
+const (
+	releaseName      = "sparkhooks"
+	releaseNamespace = "sparkhooks"
+)
+
+// Ports fixed by the server: the plain listener and the TLS listener.
+const (
+	httpContainerPort    = 8080
+	webhookContainerPort = 8443
+)
+
+// rendering is one helm template output and what its values switched on.
+type rendering struct {
+	file           string
+	certManager    bool
+	volcano        bool
+	serviceMonitor bool
+	networkPolicy  bool
+	dashboards     string // namespace of the dashboard ConfigMap, "" when off
+	ksm            string // namespace of the kube-state-metrics ConfigMap, "" when off
+	ksmRBAC        bool
+	jobNamespaces  []string
+}
+
+var renderings = []rendering{
+	{
+		file:          "default.yaml",
+		jobNamespaces: []string{"default"},
+	},
+	{
+		file:           "all-features.yaml",
+		certManager:    true,
+		volcano:        true,
+		serviceMonitor: true,
+		networkPolicy:  true,
+		dashboards:     "monitoring",
+		ksm:            "monitoring",
+		ksmRBAC:        true,
+		jobNamespaces:  []string{"spark-jobs", "analytics"},
+	},
+}
+
+func renderedDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv(renderedDirEnv)
+	if dir == "" {
+		t.Skipf("%s is not set: run hack/helm-check.sh <dir> and set %s=<dir> (make chart-check does both)", renderedDirEnv, renderedDirEnv)
+	}
+	return dir
+}
+
+func TestRenderedChart(t *testing.T) {
+	dir := renderedDir(t)
+	staticBase, staticVolcano := staticRegistrations(t)
+	for _, r := range renderings {
+		t.Run(r.file, func(t *testing.T) {
+			m := loadManifest(t, filepath.Join(dir, r.file))
+			c := &renderedChart{t: t, m: m, r: r}
+			c.deployment()
+			c.service()
+			c.podDisruptionBudget()
+			c.controllers(staticBase, staticVolcano)
+			c.webhook(staticBase)
+			c.policy()
+			c.sparkRBAC()
+			c.serviceMonitor()
+			c.networkPolicy()
+			c.observability()
+		})
+	}
+}
+
+// renderedChart holds one rendering and the objects the checks share.
+type renderedChart struct {
+	t   *testing.T
+	m   *manifest
+	r   rendering
+	dep *appsv1.Deployment
+	svc *corev1.Service
+}
+
+func (c *renderedChart) container() *corev1.Container {
+	require.Len(c.t, c.dep.Spec.Template.Spec.Containers, 1)
+	return &c.dep.Spec.Template.Spec.Containers[0]
+}
+
+func (c *renderedChart) containerPort(name string) int32 {
+	for _, p := range c.container().Ports {
+		if p.Name == name {
+			return p.ContainerPort
+		}
+	}
+	c.t.Fatalf("container has no port named %q", name)
+	return 0
+}
+
+// arg returns the value of --name=value in the container's arguments.
+func (c *renderedChart) arg(name string) (string, bool) {
+	for _, a := range c.container().Args {
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// mountedVolume returns the volume whose mount contains file.
+func (c *renderedChart) mountedVolume(file string) corev1.Volume {
+	t := c.t
+	for _, vm := range c.container().VolumeMounts {
+		if path.Dir(file) == vm.MountPath {
+			assert.True(t, vm.ReadOnly, "%s is mounted writable", vm.MountPath)
+			assert.Empty(t, vm.SubPath, "a subPath mount never sees updates")
+			for _, v := range c.dep.Spec.Template.Spec.Volumes {
+				if v.Name == vm.Name {
+					return v
+				}
+			}
+			t.Fatalf("mount %s names no volume %q", vm.MountPath, vm.Name)
+		}
+	}
+	t.Fatalf("no volume is mounted at %s", path.Dir(file))
+	return corev1.Volume{}
+}
+
+func (c *renderedChart) deployment() {
+	t := c.t
+	require.Len(t, c.m.deployments, 1)
+	c.dep = c.m.deployments[0]
+	dep := c.dep
+	assert.Equal(t, releaseNamespace, dep.Namespace)
+	require.NotNil(t, dep.Spec.Replicas)
+	assert.Equal(t, int32(2), *dep.Spec.Replicas)
+	podLabels := dep.Spec.Template.Labels
+	require.NotNil(t, dep.Spec.Selector)
+	assert.Subset(t, podLabels, dep.Spec.Selector.MatchLabels, "the selector must match the pod template")
+
+	pod := dep.Spec.Template.Spec
+	require.NotNil(t, pod.AutomountServiceAccountToken)
+	assert.False(t, *pod.AutomountServiceAccountToken, "the hooks never call the API")
+	sc := pod.SecurityContext
+	require.NotNil(t, sc)
+	assert.Equal(t, ptr(true), sc.RunAsNonRoot)
+	assert.Equal(t, ptr(int64(65532)), sc.RunAsUser)
+	require.NotNil(t, sc.SeccompProfile)
+	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, sc.SeccompProfile.Type)
+
+	require.NotNil(t, pod.Affinity)
+	require.NotNil(t, pod.Affinity.PodAntiAffinity)
+	terms := pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	require.Len(t, terms, 1)
+	assert.Equal(t, "kubernetes.io/hostname", terms[0].PodAffinityTerm.TopologyKey)
+	assert.Equal(t, &metav1.LabelSelector{MatchLabels: dep.Spec.Selector.MatchLabels}, terms[0].PodAffinityTerm.LabelSelector)
+
+	ctr := c.container()
+	assert.Equal(t, "serve", ctr.Args[0], "the image's entrypoint is /sparkhooks; args name the subcommand")
+	csc := ctr.SecurityContext
+	require.NotNil(t, csc)
+	assert.Equal(t, ptr(true), csc.ReadOnlyRootFilesystem)
+	assert.Equal(t, ptr(false), csc.AllowPrivilegeEscalation)
+	require.NotNil(t, csc.Capabilities)
+	assert.Equal(t, []corev1.Capability{"ALL"}, csc.Capabilities.Drop)
+	assert.Empty(t, csc.Capabilities.Add)
+
+	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		q, ok := ctr.Resources.Requests[res]
+		assert.True(t, ok && !q.IsZero(), "no %s request", res)
+	}
+	limit, ok := ctr.Resources.Limits[corev1.ResourceMemory]
+	assert.True(t, ok && limit.Cmp(resource.MustParse("64Mi")) > 0, "memory limit")
+
+	assert.Equal(t, int32(httpContainerPort), c.containerPort("http"))
+	assert.Equal(t, int32(webhookContainerPort), c.containerPort("webhook"))
+	addr, _ := c.arg("addr")
+	assert.Equal(t, fmt.Sprintf(":%d", httpContainerPort), addr)
+	tlsAddr, _ := c.arg("tls-addr")
+	assert.Equal(t, fmt.Sprintf(":%d", webhookContainerPort), tlsAddr)
+
+	// SIGTERM comes after the pre-stop pause; the server then drains for up to its shutdown timeout,
+	// and the kubelet kills it at the end of the grace period.
+	shutdown, ok := c.arg("shutdown-timeout")
+	require.True(t, ok, "no --shutdown-timeout")
+	drain, err := time.ParseDuration(shutdown)
+	require.NoError(t, err)
+	var pause time.Duration
+	if ctr.Lifecycle != nil && ctr.Lifecycle.PreStop != nil && ctr.Lifecycle.PreStop.Sleep != nil {
+		pause = time.Duration(ctr.Lifecycle.PreStop.Sleep.Seconds) * time.Second
+	}
+	assert.Positive(t, pause, "without a pre-stop pause, kube-proxy still routes to a pod that stopped listening")
+	require.NotNil(t, pod.TerminationGracePeriodSeconds)
+	assert.Greater(t, time.Duration(*pod.TerminationGracePeriodSeconds)*time.Second, pause+drain, "grace period")
+
+	for _, probe := range []struct {
+		name string
+		p    *corev1.Probe
+		path string
+	}{
+		{"readiness", ctr.ReadinessProbe, hooks.ReadyzPath},
+		{"liveness", ctr.LivenessProbe, hooks.HealthzPath},
+	} {
+		require.NotNil(t, probe.p, "no %s probe", probe.name)
+		require.NotNil(t, probe.p.HTTPGet, "%s probe", probe.name)
+		assert.Equal(t, probe.path, probe.p.HTTPGet.Path, "%s probe", probe.name)
+		assert.Equal(t, intstr.FromString("http"), probe.p.HTTPGet.Port, "%s probe", probe.name)
+		assert.Contains(t, hooks.Routes(), probe.p.HTTPGet.Path)
+	}
+}
+
+func (c *renderedChart) service() {
+	t := c.t
+	c.svc = c.m.service(releaseNamespace, releaseName)
+	require.NotNil(t, c.svc, "no Service %s/%s", releaseNamespace, releaseName)
+	assert.Equal(t, c.dep.Spec.Selector.MatchLabels, c.svc.Spec.Selector)
+}
+
+// servicePortTo returns the Service port whose target is the container port number.
+func (c *renderedChart) servicePortTo(containerPort int32) corev1.ServicePort {
+	for _, sp := range c.svc.Spec.Ports {
+		target := sp.TargetPort.IntVal
+		if sp.TargetPort.Type == intstr.String {
+			target = c.containerPort(sp.TargetPort.StrVal)
+		}
+		if target == containerPort {
+			return sp
+		}
+	}
+	c.t.Fatalf("Service %s has no port to container port %d", c.svc.Name, containerPort)
+	return corev1.ServicePort{}
+}
+
+func (c *renderedChart) podDisruptionBudget() {
+	t := c.t
+	require.Len(t, c.m.pdbs, 1)
+	pdb := c.m.pdbs[0]
+	require.NotNil(t, pdb.Spec.MinAvailable)
+	assert.Equal(t, intstr.FromInt32(1), *pdb.Spec.MinAvailable)
+	assert.Equal(t, c.dep.Spec.Selector, pdb.Spec.Selector)
+}
+
+func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
+	t := c.t
+	base := mustParseURL(t, fmt.Sprintf("http://%s.%s.svc:%d", c.svc.Name, c.svc.Namespace, c.servicePortTo(httpContainerPort).Port))
+	require.Len(t, c.m.compositeControllers, 2)
+	sparkApp := c.m.controllerFor("sparkapplications")
+	checkSparkApplicationController(t, sparkApp, base, c.r.volcano)
+	scheduled := c.m.controllerFor("scheduledsparkapplications")
+	checkScheduledController(t, scheduled, base)
+
+	// The chart and metacontroller/*.yaml must register the same controllers.
+	wantSparkApp := staticBase.controllerFor("sparkapplications")
+	if c.r.volcano {
+		wantSparkApp = staticVolcano.controllerFor("sparkapplications")
+	}
+	assert.Equal(t, wantSparkApp.Name, sparkApp.Name)
+	assert.Equal(t, wantSparkApp.Spec, sparkApp.Spec)
+	wantScheduled := staticBase.controllerFor("scheduledsparkapplications")
+	assert.Equal(t, wantScheduled.Name, scheduled.Name)
+	assert.Equal(t, wantScheduled.Spec, scheduled.Spec)
+}
+
+func (c *renderedChart) webhook(staticBase *manifest) {
+	t := c.t
+	require.Len(t, c.m.webhooks, 1)
+	mwc := c.m.webhooks[0]
+	w := checkPodWebhook(t, mwc)
+	svcRef := w.ClientConfig.Service
+	assert.Equal(t, c.svc.Name, svcRef.Name)
+	assert.Equal(t, c.svc.Namespace, svcRef.Namespace)
+	require.NotNil(t, svcRef.Port)
+	assert.Equal(t, c.servicePortTo(webhookContainerPort).Port, *svcRef.Port, "the webhook must reach the TLS listener")
+
+	// The same registration as metacontroller/pod-mutating-webhook.yaml, CA aside.
+	want := staticBase.webhooks[0].Webhooks[0].DeepCopy()
+	got := w.DeepCopy()
+	want.ClientConfig.CABundle, got.ClientConfig.CABundle = nil, nil
+	assert.Equal(t, want, got)
+
+	certFile, ok := c.arg("tls-cert-file")
+	require.True(t, ok, "no --tls-cert-file")
+	keyFile, ok := c.arg("tls-key-file")
+	require.True(t, ok, "no --tls-key-file")
+	vol := c.mountedVolume(certFile)
+	assert.Equal(t, vol.Name, c.mountedVolume(keyFile).Name, "certificate and key come from one Secret")
+	require.NotNil(t, vol.Secret, "the certificate volume is not a Secret")
+	secretName := vol.Secret.SecretName
+	serviceDNS := fmt.Sprintf("%s.%s.svc", c.svc.Name, c.svc.Namespace)
+
+	if c.r.certManager {
+		assert.Empty(t, w.ClientConfig.CABundle, "cert-manager injects the CA")
+		certName := strings.TrimPrefix(mwc.Annotations["cert-manager.io/inject-ca-from"], releaseNamespace+"/")
+		cert := unstructuredNamed(c.m.certificates, releaseNamespace, certName)
+		require.NotNil(t, cert, "cert-manager.io/inject-ca-from names no rendered Certificate")
+		gotSecret, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName")
+		assert.Equal(t, secretName, gotSecret, "the Certificate must write the Secret the pods mount")
+		dnsNames, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
+		assert.Contains(t, dnsNames, serviceDNS)
+		issuerKind, _, _ := unstructured.NestedString(cert.Object, "spec", "issuerRef", "kind")
+		issuerName, _, _ := unstructured.NestedString(cert.Object, "spec", "issuerRef", "name")
+		assert.Equal(t, "Issuer", issuerKind)
+		issuer := unstructuredNamed(c.m.issuers, releaseNamespace, issuerName)
+		require.NotNil(t, issuer, "the Certificate's issuer %q is not rendered", issuerName)
+		assert.Nil(t, c.m.secret(releaseNamespace, secretName), "cert-manager owns the Secret")
+		return
+	}
+
+	assert.Empty(t, c.m.certificates)
+	secret := c.m.secret(releaseNamespace, secretName)
+	require.NotNil(t, secret, "the pods mount Secret %s, which is not rendered", secretName)
+	assert.Equal(t, corev1.SecretTypeTLS, secret.Type)
+	assert.Equal(t, secret.Data["ca.crt"], w.ClientConfig.CABundle, "caBundle must be the CA in the Secret")
+	pair, err := tls.X509KeyPair(secret.Data[path.Base(certFile)], secret.Data[path.Base(keyFile)])
+	require.NoError(t, err, "serving certificate and key")
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	require.NoError(t, err)
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(w.ClientConfig.CABundle), "caBundle holds no PEM certificate")
+	_, err = leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: serviceDNS, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	assert.NoError(t, err, "the API server could not verify the webhook's certificate")
+}
+
+func (c *renderedChart) policy() {
+	t := c.t
+	policyFile, ok := c.arg("policy-file")
+	require.True(t, ok, "no --policy-file")
+	vol := c.mountedVolume(policyFile)
+	require.NotNil(t, vol.ConfigMap, "the policy volume is not a ConfigMap")
+	cm := c.m.configMap(releaseNamespace, vol.ConfigMap.Name)
+	require.NotNil(t, cm, "ConfigMap %s is not rendered", vol.ConfigMap.Name)
+	text, ok := cm.Data[path.Base(policyFile)]
+	require.True(t, ok, "ConfigMap %s has no key %s", cm.Name, path.Base(policyFile))
+	_, err := mutate.ParsePolicy([]byte(text))
+	assert.NoError(t, err, "the rendered policy would stop the webhook")
+}
+
+func (c *renderedChart) sparkRBAC() {
+	t := c.t
+	// What Spark's driver does in its namespace (research/spark-pod.md §5a).
+	need := map[string][]string{
+		"pods":                   {"get", "list", "watch", "create", "delete", "deletecollection"},
+		"services":               {"get", "list", "create", "delete"},
+		"configmaps":             {"get", "list", "create", "delete"},
+		"persistentvolumeclaims": {"get", "list", "create", "delete"},
+	}
+	for _, ns := range c.r.jobNamespaces {
+		var sa *corev1.ServiceAccount
+		for _, s := range c.m.serviceAccounts {
+			if s.Namespace == ns {
+				sa = s
+			}
+		}
+		require.NotNil(t, sa, "no driver ServiceAccount in %s", ns)
+		assert.Equal(t, "spark", sa.Name)
+		var binding *rbacv1.RoleBinding
+		for _, b := range c.m.roleBindings {
+			if b.Namespace == ns {
+				binding = b
+			}
+		}
+		require.NotNil(t, binding, "no RoleBinding in %s", ns)
+		assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: ns}}, binding.Subjects)
+		var role *rbacv1.Role
+		for _, r := range c.m.roles {
+			if r.Namespace == ns && r.Name == binding.RoleRef.Name && binding.RoleRef.Kind == "Role" {
+				role = r
+			}
+		}
+		require.NotNil(t, role, "RoleBinding %s/%s names no rendered Role", ns, binding.Name)
+		for res, verbs := range need {
+			assert.Subset(t, grantedVerbs(role.Rules, res), verbs, "%s: verbs on %s", ns, res)
+		}
+	}
+	var roleNamespaces []string
+	for _, r := range c.m.roles {
+		roleNamespaces = append(roleNamespaces, r.Namespace)
+	}
+	assert.ElementsMatch(t, c.r.jobNamespaces, roleNamespaces)
+}
+
+func grantedVerbs(rules []rbacv1.PolicyRule, res string) []string {
+	var verbs []string
+	for _, r := range rules {
+		if slices.Contains(r.APIGroups, "") && slices.Contains(r.Resources, res) {
+			verbs = append(verbs, r.Verbs...)
+		}
+	}
+	return verbs
+}
+
+func (c *renderedChart) serviceMonitor() {
+	t := c.t
+	if !c.r.serviceMonitor {
+		assert.Empty(t, c.m.serviceMonitors)
+		return
+	}
+	require.Len(t, c.m.serviceMonitors, 1)
+	sm := c.m.serviceMonitors[0]
+	selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+	assert.Subset(t, c.svc.Labels, selector, "the ServiceMonitor must select the Service")
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	require.Len(t, endpoints, 1)
+	ep := endpoints[0].(map[string]any)
+	assert.Equal(t, hooks.MetricsPath, ep["path"])
+	assert.Equal(t, c.servicePortTo(httpContainerPort).Name, ep["port"], "metrics are on the plain listener")
+}
+
+func (c *renderedChart) networkPolicy() {
+	t := c.t
+	if !c.r.networkPolicy {
+		assert.Empty(t, c.m.networkPolicies)
+		return
+	}
+	require.Len(t, c.m.networkPolicies, 1)
+	np := c.m.networkPolicies[0]
+	assert.Equal(t, *c.dep.Spec.Selector, np.Spec.PodSelector)
+	assert.ElementsMatch(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}, np.Spec.PolicyTypes)
+	assert.Empty(t, np.Spec.Egress, "the hooks open no connections")
+	ports := map[int32][]networkingv1.NetworkPolicyPeer{}
+	for _, rule := range np.Spec.Ingress {
+		for _, p := range rule.Ports {
+			require.NotNil(t, p.Port)
+			ports[p.Port.IntVal] = rule.From
+		}
+	}
+	require.Contains(t, ports, int32(httpContainerPort))
+	require.Contains(t, ports, int32(webhookContainerPort))
+	assert.NotEmpty(t, ports[httpContainerPort], "hooks and metrics are limited to Metacontroller and Prometheus")
+}
+
+func (c *renderedChart) observability() {
+	t := c.t
+	root := repoRoot(t)
+	for _, cm := range []struct {
+		namespace, name, key, file string
+	}{
+		{c.r.dashboards, releaseName + "-dashboard", "sparkhooks.json", dashboardFile},
+		{c.r.ksm, releaseName + "-kube-state-metrics", "config.yaml", ksmConfigFile},
+	} {
+		if cm.namespace == "" {
+			for _, got := range c.m.configMaps {
+				assert.NotEqual(t, cm.name, got.Name, "%s is off but rendered", cm.name)
+			}
+			continue
+		}
+		got := c.m.configMap(cm.namespace, cm.name)
+		require.NotNil(t, got, "ConfigMap %s/%s is not rendered", cm.namespace, cm.name)
+		want := strings.TrimRight(string(readFile(t, filepath.Join(root, cm.file))), "\n")
+		assert.Equal(t, want, got.Data[cm.key], "%s must ship %s unchanged", cm.name, cm.file)
+		if cm.key == "sparkhooks.json" {
+			assert.Equal(t, "1", got.Labels["grafana_dashboard"], "Grafana's sidecar looks for this label")
+		}
+	}
+	if !c.r.ksmRBAC {
+		assert.Empty(t, c.m.clusterRoles)
+		return
+	}
+	require.Len(t, c.m.clusterRoles, 1)
+	assert.ElementsMatch(t, []string{"list", "watch"}, grantedVerbsInGroup(c.m.clusterRoles[0].Rules, "sparkoperator.k8s.io", "sparkapplications"))
+	assert.ElementsMatch(t, []string{"list", "watch"}, grantedVerbsInGroup(c.m.clusterRoles[0].Rules, "sparkoperator.k8s.io", "scheduledsparkapplications"))
+	require.Len(t, c.m.clusterRoleBindings, 1)
+	assert.Equal(t, c.m.clusterRoles[0].Name, c.m.clusterRoleBindings[0].RoleRef.Name)
+}
+
+func grantedVerbsInGroup(rules []rbacv1.PolicyRule, group, res string) []string {
+	var verbs []string
+	for _, r := range rules {
+		if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, res) {
+			verbs = append(verbs, r.Verbs...)
+		}
+	}
+	return verbs
+}
