@@ -1,0 +1,102 @@
+package v1beta2
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// MiB is the unit Spark reads driver and executor memory settings in when they have no suffix.
+const MiB int64 = 1 << 20
+
+// sparkByteUnits are the suffixes Spark's JavaUtils.byteStringAs accepts, in bytes.
+var sparkByteUnits = map[string]int64{
+	"b": 1,
+	"k": 1 << 10, "kb": 1 << 10,
+	"m": 1 << 20, "mb": 1 << 20,
+	"g": 1 << 30, "gb": 1 << 30,
+	"t": 1 << 40, "tb": 1 << 40,
+	"p": 1 << 50, "pb": 1 << 50,
+}
+
+var (
+	sparkByteString     = regexp.MustCompile(`^([0-9]+)([a-z]+)?$`)
+	sparkFractionString = regexp.MustCompile(`^([0-9]+\.[0-9]+)([a-z]+)?$`)
+)
+
+// ParseSparkMemory parses a memory setting the way Spark parses spark.driver.memory,
+// spark.executor.memory and their memoryOverhead: surrounding spaces are ignored, the unit is
+// case-insensitive, the number is a whole number, and the units are binary (k = KiB, m = MiB,
+// g = GiB, t = TiB, p = PiB, with an optional trailing b, or b alone for bytes). A number without
+// a unit is in MiB. It returns the size in bytes.
+//
+// Spark itself stores these settings in whole MiB, rounding down, so "1536k" is 1 MiB to Spark;
+// callers building Spark properties should divide by MiB.
+func ParseSparkMemory(s string) (int64, error) {
+	n, err := sparkMemoryBytes(s)
+	if err != nil {
+		return 0, fmt.Errorf("memory size %q: %w", s, err)
+	}
+	return n, nil
+}
+
+// sparkMemoryBytes is ParseSparkMemory with errors that do not repeat the input, for field
+// errors, which show it already.
+func sparkMemoryBytes(s string) (int64, error) {
+	lower := strings.ToLower(strings.TrimSpace(s))
+	m := sparkByteString.FindStringSubmatch(lower)
+	if m == nil {
+		if sparkFractionString.MatchString(lower) {
+			return 0, errors.New("Spark does not accept fractions: use a whole number of a smaller unit, for example 1536m instead of 1.5g")
+		}
+		return 0, errors.New("not a Spark memory size: use a whole number with an optional unit b, k, m, g, t or p, for example 512m or 2g (no unit means MiB)")
+	}
+	unit := MiB
+	if m[2] != "" {
+		u, ok := sparkByteUnits[m[2]]
+		if !ok {
+			return 0, fmt.Errorf("unknown unit %q: use b, k, m, g, t or p (optionally followed by b)", m[2])
+		}
+		unit = u
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || n > math.MaxInt64/unit {
+		return 0, errors.New("too large")
+	}
+	return n * unit, nil
+}
+
+// ParseMemoryLimit parses a memoryLimit field. A value with a lower-case Spark unit ("4g",
+// "512m", "2gb") is read as Spark reads memory, in binary units, as the Kubeflow operator does;
+// anything else must be a Kubernetes quantity ("4Gi", "4G", "4294967296"). The Spark reading
+// comes first because "512m" means 512 MiB to a Spark user but half a byte to Kubernetes.
+func ParseMemoryLimit(s string) (resource.Quantity, error) {
+	q, err := memoryLimitQuantity(s)
+	if err != nil {
+		return resource.Quantity{}, fmt.Errorf("memory limit %q: %w", s, err)
+	}
+	return q, nil
+}
+
+func memoryLimitQuantity(s string) (resource.Quantity, error) {
+	trimmed := strings.TrimSpace(s)
+	if m := sparkByteString.FindStringSubmatch(trimmed); m != nil && m[2] != "" {
+		if _, ok := sparkByteUnits[m[2]]; ok {
+			bytes, err := sparkMemoryBytes(trimmed)
+			if err != nil {
+				return resource.Quantity{}, err
+			}
+			return *resource.NewQuantity(bytes, resource.BinarySI), nil
+		}
+	}
+	q, err := resource.ParseQuantity(trimmed)
+	if err != nil {
+		return resource.Quantity{}, errors.New("neither a Spark memory size such as 4g nor a Kubernetes quantity such as 4Gi")
+	}
+	return q, nil
+}
