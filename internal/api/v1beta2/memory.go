@@ -14,14 +14,23 @@ import (
 // MiB is the unit Spark reads driver and executor memory settings in when they have no suffix.
 const MiB int64 = 1 << 20
 
-// sparkByteUnits are the suffixes Spark's JavaUtils.byteStringAs accepts, in bytes.
-var sparkByteUnits = map[string]int64{
-	"b": 1,
-	"k": 1 << 10, "kb": 1 << 10,
-	"m": 1 << 20, "mb": 1 << 20,
-	"g": 1 << 30, "gb": 1 << 30,
-	"t": 1 << 40, "tb": 1 << 40,
-	"p": 1 << 50, "pb": 1 << 50,
+// sparkByteUnit is the size in bytes of a unit Spark's JavaUtils.byteStringAs accepts.
+func sparkByteUnit(suffix string) (int64, bool) {
+	switch suffix {
+	case "b":
+		return 1, true
+	case "k", "kb":
+		return 1 << 10, true
+	case "m", "mb":
+		return 1 << 20, true
+	case "g", "gb":
+		return 1 << 30, true
+	case "t", "tb":
+		return 1 << 40, true
+	case "p", "pb":
+		return 1 << 50, true
+	}
+	return 0, false
 }
 
 var (
@@ -58,7 +67,7 @@ func sparkMemoryBytes(s string) (int64, error) {
 	}
 	unit := MiB
 	if m[2] != "" {
-		u, ok := sparkByteUnits[m[2]]
+		u, ok := sparkByteUnit(m[2])
 		if !ok {
 			return 0, fmt.Errorf("unknown unit %q: use b, k, m, g, t or p (optionally followed by b)", m[2])
 		}
@@ -86,7 +95,7 @@ func ParseMemoryLimit(s string) (resource.Quantity, error) {
 func memoryLimitQuantity(s string) (resource.Quantity, error) {
 	trimmed := strings.TrimSpace(s)
 	if m := sparkByteString.FindStringSubmatch(trimmed); m != nil && m[2] != "" {
-		if _, ok := sparkByteUnits[m[2]]; ok {
+		if _, ok := sparkByteUnit(m[2]); ok {
 			bytes, err := sparkMemoryBytes(trimmed)
 			if err != nil {
 				return resource.Quantity{}, err

@@ -6,6 +6,7 @@ import (
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Namespaced,shortName=scheduledsparkapp,singular=scheduledsparkapplication
+// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=https://github.com/kubeflow/spark-operator/pull/1298"
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name=Schedule,type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name=TimeZone,type=string,JSONPath=`.spec.timeZone`
@@ -38,7 +39,7 @@ type ScheduledSparkApplicationSpec struct {
 	// a descriptor such as @hourly or "@every 30m", optionally prefixed with CRON_TZ=<zone>.
 	Schedule string `json:"schedule"`
 	// TimeZone is the IANA time zone the schedule is read in, for example Europe/Paris.
-	// Defaults to the operator's time zone (UTC in the published image).
+	// Defaults to UTC.
 	// +optional
 	TimeZone string `json:"timeZone,omitempty"`
 	// Template is the spec of each SparkApplication created.

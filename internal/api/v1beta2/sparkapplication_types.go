@@ -8,6 +8,7 @@ import (
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Namespaced,shortName=sparkapp,singular=sparkapplication
+// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=https://github.com/kubeflow/spark-operator/pull/1298"
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name=Status,type=string,JSONPath=`.status.applicationState.state`
 // +kubebuilder:printcolumn:name=Attempts,type=integer,JSONPath=`.status.executionAttempts`

@@ -137,7 +137,8 @@ func (v *specValidator) topLevel() {
 		name  string
 		image *string
 	}{{"driver", s.Driver.Image}, {"executor", s.Executor.Image}} {
-		if isEmpty(role.image) && isEmpty(s.Image) {
+		// A blank role image is reported by role() instead.
+		if role.image == nil && isEmpty(s.Image) {
 			v.add(field.Required(p.Child(role.name, "image"),
 				fmt.Sprintf("no container image for the %s: set spec.image, or spec.%s.image", role.name, role.name)))
 		}
@@ -198,21 +199,30 @@ func mavenCoordinate(s string, parts int) bool {
 	return len(fields) == parts && !slices.Contains(fields, "")
 }
 
-// forbiddenConf are Spark properties the operator sets itself, with what to use instead.
-var forbiddenConf = map[string]string{
-	"spark.master":                                              "sparkhooks sets it to the in-cluster API server; remove it",
-	"spark.kubernetes.driver.master":                            "use spec.driver.kubernetesMaster",
-	"spark.kubernetes.container.image":                          "use spec.image",
-	"spark.kubernetes.driver.container.image":                   "use spec.driver.image",
-	"spark.kubernetes.executor.container.image":                 "use spec.executor.image",
-	"spark.kubernetes.authenticate.driver.serviceAccountName":   "use spec.driver.serviceAccount",
-	"spark.kubernetes.authenticate.executor.serviceAccountName": "use spec.executor.serviceAccount",
-	"spark.kubernetes.authenticate.oauthToken":                  "the driver authenticates with its ServiceAccount; remove it",
-	"spark.kubernetes.authenticate.oauthTokenFile":              "the driver authenticates with its ServiceAccount; remove it",
-	"spark.kubernetes.authenticate.driver.oauthToken":           "the driver authenticates with its ServiceAccount; remove it",
-	"spark.kubernetes.authenticate.driver.oauthTokenFile":       "the driver authenticates with its ServiceAccount; remove it",
-	"spark.kubernetes.authenticate.executor.oauthToken":         "the driver authenticates with its ServiceAccount; remove it",
-	"spark.kubernetes.authenticate.executor.oauthTokenFile":     "the driver authenticates with its ServiceAccount; remove it",
+// forbiddenConf says why a Spark property may not be set in sparkConf, and what to use
+// instead; ok is false for properties the user may set.
+func forbiddenConf(key string) (instead string, ok bool) {
+	switch key {
+	case "spark.master":
+		return "sparkhooks sets it to the in-cluster API server; remove it", true
+	case "spark.kubernetes.driver.master":
+		return "use spec.driver.kubernetesMaster", true
+	case "spark.kubernetes.container.image":
+		return "use spec.image", true
+	case "spark.kubernetes.driver.container.image":
+		return "use spec.driver.image", true
+	case "spark.kubernetes.executor.container.image":
+		return "use spec.executor.image", true
+	case "spark.kubernetes.authenticate.driver.serviceAccountName":
+		return "use spec.driver.serviceAccount", true
+	case "spark.kubernetes.authenticate.executor.serviceAccountName":
+		return "use spec.executor.serviceAccount", true
+	case "spark.kubernetes.authenticate.oauthToken", "spark.kubernetes.authenticate.oauthTokenFile",
+		"spark.kubernetes.authenticate.driver.oauthToken", "spark.kubernetes.authenticate.driver.oauthTokenFile",
+		"spark.kubernetes.authenticate.executor.oauthToken", "spark.kubernetes.authenticate.executor.oauthTokenFile":
+		return "the driver authenticates with its ServiceAccount; remove it", true
+	}
+	return "", false
 }
 
 // sparkConf checks the properties the operator owns and the typed ones it reads back when the
@@ -222,7 +232,7 @@ func (v *specValidator) sparkConf() {
 	for _, key := range sortedKeys(v.spec.SparkConf) {
 		val := v.spec.SparkConf[key]
 		kp := p.Key(key)
-		if instead, ok := forbiddenConf[key]; ok {
+		if instead, ok := forbiddenConf(key); ok {
 			v.add(field.Forbidden(kp, "set by the operator: "+instead))
 			continue
 		}
@@ -281,7 +291,7 @@ func (v *specValidator) volumeNames() map[string]bool {
 // role checks what the driver and the executors share.
 func (v *specValidator) role(p *field.Path, role string, ps *SparkPodSpec) {
 	if ps.Image != nil && strings.TrimSpace(*ps.Image) == "" {
-		v.add(field.Invalid(p.Child("image"), "", "must not be empty; remove it to use spec.image"))
+		v.add(field.Invalid(p.Child("image"), "", "must not be empty; name an image, or remove it to use spec.image"))
 	}
 	if ps.Cores != nil && *ps.Cores <= 0 {
 		v.add(field.Invalid(p.Child("cores"), *ps.Cores, "must be > 0"))
