@@ -653,6 +653,13 @@ type SparkApplicationStatus struct {
 	// +optional
 	SubmissionAttempts int32 `json:"submissionAttempts,omitempty"`
 
+	// SubmittedSpecHash is a hash of the (defaulted) spec the current attempt was built from.
+	// A spec whose hash differs invalidates the attempt and is submitted anew; changes to
+	// fields that do not shape the run (suspend, timeToLiveSeconds, restartPolicy, timeouts,
+	// resourceRetainPolicy) leave it alone. This is a sparkhooks extension.
+	// +optional
+	SubmittedSpecHash string `json:"submittedSpecHash,omitempty"`
+
 	// ObservedGeneration is the metadata.generation of the spec this status describes. This
 	// is a sparkhooks extension.
 	// +optional
