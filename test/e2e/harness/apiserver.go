@@ -1,0 +1,337 @@
+//go:build e2e
+
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	crdoptions "k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
+	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	basecompatibility "k8s.io/component-base/compatibility"
+	"k8s.io/kube-openapi/pkg/common"
+	openapiutil "k8s.io/kube-openapi/pkg/util"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// APIServer is a real Kubernetes API server running in the test process: apiextensions-apiserver
+// serving CustomResourceDefinitions and custom resources (schema validation, defaulting, pruning,
+// status subresource, CEL rules), with core/v1 and networking/v1 installed on the same server.
+// Only the loopback token is accepted; it has every right.
+type APIServer struct {
+	// Config is the privileged loopback client configuration.
+	Config *restclient.Config
+	// Kubeconfig is the path of a kubeconfig file for kubectl with the same credentials.
+	Kubeconfig string
+
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// StartAPIServer starts an API server on a free loopback port, storing in the etcd at etcdURL
+// and keeping its certificates and kubeconfig in dir. It returns once the server is ready.
+func StartAPIServer(ctx context.Context, dir, etcdURL string) (*APIServer, error) {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening on loopback: %w", err)
+	}
+	server, err := newAPIServer(listener, dir, etcdURL)
+	if err != nil {
+		listener.Close()
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	s := &APIServer{Config: server.GenericAPIServer.LoopbackClientConfig, cancel: cancel, done: make(chan error, 1)}
+	prepared := server.GenericAPIServer.PrepareRun()
+	go func() { s.done <- prepared.RunWithContext(runCtx) }()
+
+	if err := s.waitReady(ctx); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	if err := s.ensureNamespace(ctx, metav1.NamespaceDefault); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	s.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(s.Config, s.Kubeconfig); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Stop shuts the server down and waits for it to finish.
+func (s *APIServer) Stop() {
+	s.cancel()
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+	}
+}
+
+// ClientConfig returns a copy of the loopback configuration without client-side rate limits, for
+// the controllers and tests of the harness.
+func (s *APIServer) ClientConfig() *restclient.Config {
+	cfg := restclient.CopyConfig(s.Config)
+	cfg.QPS = -1
+	cfg.Burst = 0
+	cfg.RateLimiter = nil
+	return cfg
+}
+
+func newAPIServer(listener net.Listener, dir, etcdURL string) (*apiextensionsapiserver.CustomResourceDefinitions, error) {
+	opts := crdoptions.NewCustomResourceDefinitionsServerOptions(io.Discard, io.Discard)
+	recommended := opts.RecommendedOptions
+
+	// A registry of its own keeps the feature gates and version of this server apart from any
+	// other server in the process.
+	featureGate := utilfeature.DefaultMutableFeatureGate.DeepCopy()
+	effectiveVersion := compatibility.DefaultKubeEffectiveVersionForTest()
+	effectiveVersion.SetEmulationVersion(featureGate.EmulationVersion())
+	registry := basecompatibility.NewComponentGlobalsRegistry()
+	if err := registry.Register(basecompatibility.DefaultKubeComponent, effectiveVersion, featureGate); err != nil {
+		return nil, err
+	}
+	if err := registry.Set(); err != nil {
+		return nil, err
+	}
+	opts.ServerRunOptions.ComponentGlobalsRegistry = registry
+	if err := opts.ServerRunOptions.Complete(); err != nil {
+		return nil, err
+	}
+
+	recommended.SecureServing.Listener = listener
+	recommended.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
+	recommended.SecureServing.BindAddress = net.IPv4(127, 0, 0, 1)
+	recommended.SecureServing.ServerCert.CertDirectory = dir
+	if err := recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {
+		return nil, fmt.Errorf("creating serving certificates: %w", err)
+	}
+	recommended.Etcd.StorageConfig.Transport.ServerList = []string{etcdURL}
+	// Only the namespace lifecycle plugin: the webhook and policy plugins wait for
+	// admissionregistration informers of an API this server does not serve.
+	recommended.Admission.DisablePlugins = disabledAdmissionPlugins(recommended.Admission)
+
+	config := genericapiserver.NewRecommendedConfig(apiextensionsapiserver.Codecs)
+	if err := opts.ServerRunOptions.ApplyTo(&config.Config); err != nil {
+		return nil, err
+	}
+	if err := recommended.Etcd.ApplyTo(&config.Config); err != nil {
+		return nil, fmt.Errorf("etcd options: %w", err)
+	}
+	if err := recommended.SecureServing.ApplyToConfig(&config.Config); err != nil {
+		return nil, fmt.Errorf("serving options: %w", err)
+	}
+	// Nobody but the loopback token (added by Complete, in group system:masters) gets in.
+	config.Authentication.Authenticator = authenticator.RequestFunc(func(*http.Request) (*authenticator.Response, bool, error) {
+		return nil, false, nil
+	})
+	config.Authorization.Authorizer = authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
+
+	client, err := kubernetes.NewForConfig(config.LoopbackClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	dynamicClient, err := dynamic.NewForConfig(config.LoopbackClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	config.ClientConfig = config.LoopbackClientConfig
+	config.SharedInformerFactory = informers.NewSharedInformerFactory(client, 0)
+	if err := recommended.Admission.ApplyTo(&config.Config, config.SharedInformerFactory, client, dynamicClient, featureGate, effectiveVersion); err != nil {
+		return nil, fmt.Errorf("admission options: %w", err)
+	}
+	if err := opts.APIEnablement.ApplyTo(&config.Config, apiextensionsapiserver.DefaultAPIResourceConfigSource(), apiextensionsapiserver.Scheme); err != nil {
+		return nil, err
+	}
+
+	builtinScheme, builtinCodecs, err := newBuiltinScheme()
+	if err != nil {
+		return nil, fmt.Errorf("built-in scheme: %w", err)
+	}
+	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(
+		withShallowBuiltinDefinitions(generatedopenapi.GetOpenAPIDefinitions),
+		openapinamer.NewDefinitionNamer(apiextensionsapiserver.Scheme, builtinScheme))
+
+	crdConfig := &apiextensionsapiserver.Config{
+		GenericConfig: config,
+		ExtraConfig: apiextensionsapiserver.ExtraConfig{
+			CRDRESTOptionsGetter: crdoptions.NewCRDRESTOptionsGetter(*recommended.Etcd, config.ResourceTransformers, config.StorageObjectCountTracker),
+			ServiceResolver:      noServiceResolver{},
+			AuthResolverWrapper:  webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, config.LoopbackClientConfig, noopoteltrace.NewTracerProvider()),
+		},
+	}
+	completed := crdConfig.Complete()
+	// apiextensions-apiserver turns discovery off because kube-apiserver's aggregator serves it;
+	// standing alone, the server must serve /apis itself or kubectl finds no groups.
+	completed.GenericConfig.EnableDiscovery = true
+	server, err := completed.New(genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, fmt.Errorf("creating the API server: %w", err)
+	}
+	if err := installBuiltinGroups(server.GenericAPIServer, recommended.Etcd, config, builtinScheme, builtinCodecs); err != nil {
+		return nil, err
+	}
+	return server, nil
+}
+
+// installBuiltinGroups serves core/v1 (at /api) and networking.k8s.io/v1 from generic registry
+// stores in the same etcd.
+func installBuiltinGroups(server *genericapiserver.GenericAPIServer, etcd *genericoptions.EtcdOptions, config *genericapiserver.RecommendedConfig,
+	scheme *runtime.Scheme, codecs serializer.CodecFactory,
+) error {
+	storageConfig := etcd.StorageConfig
+	storageConfig.Codec = codecs.LegacyCodec(corev1.SchemeGroupVersion, networkingv1.SchemeGroupVersion)
+	storageConfig.StorageObjectCountTracker = config.StorageObjectCountTracker
+	optsGetter := etcd.CreateRESTOptionsGetter(&genericoptions.SimpleStorageFactory{StorageConfig: storageConfig}, config.ResourceTransformers)
+
+	core := genericapiserver.NewDefaultAPIGroupInfo(corev1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
+	networking := genericapiserver.NewDefaultAPIGroupInfo(networkingv1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
+	core.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{}
+	networking.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{}
+	for _, kind := range builtinKinds() {
+		storage, err := newBuiltinStorage(kind, scheme, optsGetter)
+		if err != nil {
+			return err
+		}
+		target := core.VersionedResourcesStorageMap["v1"]
+		if kind.gvr.Group == networkingv1.GroupName {
+			target = networking.VersionedResourcesStorageMap["v1"]
+		}
+		for path, s := range storage {
+			target[path] = s
+		}
+	}
+	if err := server.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, &core); err != nil {
+		return fmt.Errorf("installing core/v1: %w", err)
+	}
+	if err := server.InstallAPIGroup(&networking); err != nil {
+		return fmt.Errorf("installing networking.k8s.io/v1: %w", err)
+	}
+	return nil
+}
+
+// withShallowBuiltinDefinitions adds an OpenAPI model for every built-in type the harness serves.
+// The API server needs one per type to track managed fields; a model that keeps unknown fields is
+// enough for that, and the real field checks are the harness's validation rules.
+func withShallowBuiltinDefinitions(defs common.GetOpenAPIDefinitions) common.GetOpenAPIDefinitions {
+	return func(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+		out := defs(ref)
+		for _, kind := range builtinKinds() {
+			for _, obj := range []runtime.Object{kind.newObj(), kind.newList()} {
+				out[openapiutil.GetCanonicalTypeName(obj)] = common.OpenAPIDefinition{Schema: spec.Schema{
+					SchemaProps:      spec.SchemaProps{Type: []string{"object"}},
+					VendorExtensible: spec.VendorExtensible{Extensions: spec.Extensions{"x-kubernetes-preserve-unknown-fields": true}},
+				}}
+			}
+		}
+		return out
+	}
+}
+
+func disabledAdmissionPlugins(admission *genericoptions.AdmissionOptions) []string {
+	var disabled []string
+	for _, name := range admission.Plugins.Registered() {
+		if name != lifecycle.PluginName {
+			disabled = append(disabled, name)
+		}
+	}
+	return disabled
+}
+
+func (s *APIServer) waitReady(ctx context.Context) error {
+	client, err := kubernetes.NewForConfig(s.Config)
+	if err != nil {
+		return err
+	}
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-s.done:
+			return false, fmt.Errorf("API server stopped while starting: %w", err)
+		default:
+		}
+		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil {
+			last = fmt.Sprintf("%v: %s", err, body)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the API server's /readyz (last answer: %s): %w", last, err)
+	}
+	return nil
+}
+
+func (s *APIServer) ensureNamespace(ctx context.Context, name string) error {
+	client, err := kubernetes.NewForConfig(s.Config)
+	if err != nil {
+		return err
+	}
+	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// writeKubeconfig writes cfg as a kubeconfig file. The loopback certificate is issued for the
+// name apiserver-loopback-client, hence tls-server-name.
+func writeKubeconfig(cfg *restclient.Config, path string) error {
+	kubeconfig := clientcmdapi.NewConfig()
+	kubeconfig.Clusters["e2e"] = &clientcmdapi.Cluster{
+		Server:                   cfg.Host,
+		CertificateAuthorityData: cfg.TLSClientConfig.CAData,
+		TLSServerName:            cfg.TLSClientConfig.ServerName,
+	}
+	kubeconfig.AuthInfos["e2e"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
+	kubeconfig.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "e2e", Namespace: metav1.NamespaceDefault}
+	kubeconfig.CurrentContext = "e2e"
+	if err := clientcmd.WriteToFile(*kubeconfig, path); err != nil {
+		return fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// noServiceResolver is the conversion-webhook service resolver: the sparkhooks CRDs have a
+// single version and no conversion webhook, so nothing may need one.
+type noServiceResolver struct{}
+
+func (noServiceResolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
+	return nil, errors.New("the e2e API server resolves no services")
+}

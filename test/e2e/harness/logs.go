@@ -1,0 +1,26 @@
+//go:build e2e
+
+package harness
+
+import (
+	"flag"
+	"io"
+
+	"k8s.io/klog/v2"
+)
+
+// RedirectLogs sends the logs of the in-process API server and its libraries (klog, and gRPC
+// through it) to w instead of the test output. klog is process-wide: call this once, from TestMain.
+func RedirectLogs(w io.Writer) {
+	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(flags)
+	for name, value := range map[string]string{
+		"logtostderr":     "false",
+		"alsologtostderr": "false",
+		"stderrthreshold": "FATAL",
+		"one_output":      "true",
+	} {
+		_ = flags.Set(name, value)
+	}
+	klog.SetOutput(w)
+}
