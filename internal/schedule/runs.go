@@ -48,7 +48,7 @@ type run struct {
 // childView is the part of an observed SparkApplication the decision reads.
 type childView struct {
 	Metadata childMeta `json:"metadata"`
-	Status struct {
+	Status   struct {
 		ApplicationState struct {
 			State v1beta2.ApplicationStateType `json:"state"`
 		} `json:"applicationState"`
