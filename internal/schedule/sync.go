@@ -176,11 +176,12 @@ func (d *decider) recordRun(name string, at time.Time) {
 	d.status.LastRunName = name
 }
 
-// activeRuns are the names of kept runs that have not finished, oldest first.
+// activeRuns are the names of kept runs that have not finished, oldest first. A run being
+// deleted does not count: it is going away whether or not it finishes.
 func (d *decider) activeRuns() []string {
 	var names []string
 	for _, r := range d.keep {
-		if r.state == runActive {
+		if r.state == runActive && !r.deleting {
 			names = append(names, r.name)
 		}
 	}
