@@ -5,6 +5,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -40,6 +43,9 @@ type builtinKind struct {
 	gracePeriod func(obj runtime.Object, requested *int64) int64
 	// prepareCreate normalises a new object (for pods: the initial Pending status).
 	prepareCreate func(obj runtime.Object)
+	// selectableFields are the field selectors the kind supports besides metadata.name and
+	// metadata.namespace (kubectl get events --field-selector involvedObject.name=…).
+	selectableFields func(obj runtime.Object) fields.Set
 }
 
 // builtinKinds are the built-in resources the harness serves: what sparkhooks creates (pods,
@@ -61,6 +67,10 @@ func builtinKinds() []builtinKind {
 		{
 			gvr: core("pods"), singular: "pod", namespaced: true,
 			newObj: func() runtime.Object { return &corev1.Pod{} }, newList: func() runtime.Object { return &corev1.PodList{} },
+			selectableFields: func(obj runtime.Object) fields.Set {
+				pod := obj.(*corev1.Pod)
+				return fields.Set{"spec.nodeName": pod.Spec.NodeName, "status.phase": string(pod.Status.Phase)}
+			},
 			hasStatus: true,
 			validate:  func(obj runtime.Object) field.ErrorList { return validatePod(obj.(*corev1.Pod)) },
 			validateUpdate: func(obj, old runtime.Object) field.ErrorList {
@@ -93,6 +103,15 @@ func builtinKinds() []builtinKind {
 		{
 			gvr: core("events"), singular: "event", namespaced: true,
 			newObj: func() runtime.Object { return &corev1.Event{} }, newList: func() runtime.Object { return &corev1.EventList{} },
+			selectableFields: func(obj runtime.Object) fields.Set {
+				event := obj.(*corev1.Event)
+				return fields.Set{
+					"involvedObject.kind": event.InvolvedObject.Kind, "involvedObject.namespace": event.InvolvedObject.Namespace,
+					"involvedObject.name": event.InvolvedObject.Name, "involvedObject.uid": string(event.InvolvedObject.UID),
+					"involvedObject.apiVersion": event.InvolvedObject.APIVersion, "reason": event.Reason, "type": event.Type,
+					"source": event.Source.Component,
+				}
+			},
 		},
 		{
 			gvr: networkingv1.SchemeGroupVersion.WithResource("ingresses"), singular: "ingress", namespaced: true,
@@ -117,6 +136,20 @@ func newBuiltinScheme() (*runtime.Scheme, serializer.CodecFactory, error) {
 	for _, kind := range builtinKinds() {
 		internal := schema.GroupVersion{Group: kind.gvr.Group, Version: runtime.APIVersionInternal}
 		scheme.AddKnownTypes(internal, kind.newObj(), kind.newList())
+		if kind.selectableFields == nil {
+			continue
+		}
+		known := kind.selectableFields(kind.newObj())
+		gvk := kind.gvr.GroupVersion().WithKind(reflect.TypeOf(kind.newObj()).Elem().Name())
+		err := scheme.AddFieldLabelConversionFunc(gvk, func(label, value string) (string, string, error) {
+			if _, ok := known[label]; ok || label == "metadata.name" || label == "metadata.namespace" {
+				return label, value, nil
+			}
+			return "", "", fmt.Errorf("field label not supported: %s", label)
+		})
+		if err != nil {
+			return nil, serializer.CodecFactory{}, err
+		}
 	}
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	scheme.AddUnversionedTypes(schema.GroupVersion{Version: "v1"},
@@ -144,7 +177,19 @@ func newBuiltinStorage(kind builtinKind, scheme *runtime.Scheme, optsGetter gene
 		DeleteStrategy:            main,
 		TableConvertor:            rest.NewDefaultTableConvertor(kind.gvr.GroupResource()),
 	}
-	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter}); err != nil {
+	options := &generic.StoreOptions{RESTOptions: optsGetter}
+	if kind.selectableFields != nil {
+		options.AttrFunc = func(obj runtime.Object) (labels.Set, fields.Set, error) {
+			accessor, err := meta.Accessor(obj)
+			if err != nil {
+				return nil, nil, err
+			}
+			set := kind.selectableFields(obj)
+			set["metadata.name"], set["metadata.namespace"] = accessor.GetName(), accessor.GetNamespace()
+			return accessor.GetLabels(), set, nil
+		}
+	}
+	if err := store.CompleteWithOptions(options); err != nil {
 		return nil, fmt.Errorf("storage for %s: %w", kind.gvr.Resource, err)
 	}
 	storage := map[string]rest.Storage{kind.gvr.Resource: store}

@@ -1,0 +1,132 @@
+//go:build e2e
+
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Env is the whole in-process cluster: etcd, the API server with the CRDs applied, and the
+// garbage collector. Controllers and kubelets are started per test, per namespace.
+type Env struct {
+	Dir  string
+	API  *APIServer
+	etcd *Etcd
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// EnvOptions configure StartEnv.
+type EnvOptions struct {
+	// Dir holds etcd's data, certificates and the kubeconfig.
+	Dir string
+	// CRDDir is applied with kubectl once the API server is up.
+	CRDDir string
+	// GCResources are watched by the garbage collector, besides the built-in kinds.
+	GCResources []schema.GroupVersionResource
+	// Logf receives background errors (garbage collector).
+	Logf func(format string, args ...any)
+}
+
+// StartEnv starts the cluster. On error everything started so far is stopped again.
+func StartEnv(ctx context.Context, opts EnvOptions) (env *Env, err error) {
+	etcd, err := StartEtcd(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			etcd.Stop()
+		}
+	}()
+	api, err := StartAPIServer(ctx, opts.Dir, etcd.ClientURL)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			api.Stop()
+		}
+	}()
+	if opts.CRDDir != "" {
+		if out, err := Kubectl(ctx, api.Kubeconfig, "apply", "-f", opts.CRDDir); err != nil {
+			return nil, fmt.Errorf("applying CRDs: %w", err)
+		} else if _, err := Kubectl(ctx, api.Kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", "-f", opts.CRDDir); err != nil {
+			return nil, fmt.Errorf("waiting for CRDs (%s): %w", strings.TrimSpace(out), err)
+		}
+	}
+	gcResources := []schema.GroupVersionResource{}
+	for _, kind := range builtinKinds() {
+		if kind.namespaced && kind.gvr.Resource != "events" {
+			gcResources = append(gcResources, kind.gvr)
+		}
+	}
+	gc, err := NewGarbageCollector(api.ClientConfig(), append(gcResources, opts.GCResources...))
+	if err != nil {
+		return nil, err
+	}
+	gc.Errorf = opts.Logf
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := gc.Run(runCtx); err != nil && opts.Logf != nil {
+			opts.Logf("garbage collector stopped: %v", err)
+		}
+	}()
+	return &Env{Dir: opts.Dir, API: api, etcd: etcd, stop: cancel, done: done}, nil
+}
+
+// Stop stops the garbage collector, the API server and etcd, in that order.
+func (e *Env) Stop() {
+	e.stop()
+	<-e.done
+	e.API.Stop()
+	e.etcd.Stop()
+}
+
+// CreateNamespace creates a namespace with a random suffix and returns its name.
+func (e *Env) CreateNamespace(ctx context.Context, prefix string) (string, error) {
+	client, err := kubernetes.NewForConfig(e.API.ClientConfig())
+	if err != nil {
+		return "", err
+	}
+	name := prefix + "-" + rand.String(5)
+	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return name, nil
+}
+
+// Kubectl runs the installed kubectl against kubeconfig and returns its combined output; a
+// failure's error carries that output.
+func Kubectl(ctx context.Context, kubeconfig string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	// kubectl caches discovery under $HOME; a fresh cluster per run must not see a stale cache.
+	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(filepath.Dir(kubeconfig), "kubectl-cache"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return string(out), fmt.Errorf("kubectl %s: exit %d: %s", strings.Join(args, " "), exitErr.ExitCode(), strings.TrimSpace(string(out)))
+		}
+		return string(out), fmt.Errorf("kubectl %s: %w", strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}

@@ -1,0 +1,222 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/sparkhooks/sparkhooks/test/e2e/harness"
+)
+
+// The CompositeController registrations the contract controllers load, from metacontroller/.
+const (
+	appController       = "sparkapplication-controller.yaml"
+	scheduledController = "scheduledsparkapplication-controller.yaml"
+)
+
+// waitTimeout bounds every wait for a state; the hooks answer in microseconds and the contract
+// controller retries within 2s, so anything slower is a failure, not a slow machine.
+const waitTimeout = 45 * time.Second
+
+// world is one test's slice of the cluster: its own namespace, a fake kubelet for it, and the
+// contract controllers limited to it, all stopped when the test ends.
+type world struct {
+	t           *testing.T
+	ns          string
+	dyn         dynamic.Interface
+	core        kubernetes.Interface
+	kubelet     *harness.Kubelet
+	controllers map[string]*harness.ContractController
+}
+
+// newWorld starts a namespace with a kubelet and one contract controller per registration file,
+// with the hook URLs pointed at hookURL.
+func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	t.Cleanup(func() {
+		cancel()
+		running.Wait()
+	})
+
+	cfg := shared.env.API.ClientConfig()
+	ns, err := shared.env.CreateNamespace(ctx, "e2e")
+	require.NoError(t, err)
+	w := &world{t: t, ns: ns, controllers: map[string]*harness.ContractController{}}
+	w.dyn, err = dynamic.NewForConfig(cfg)
+	require.NoError(t, err)
+	w.core, err = kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+
+	w.kubelet, err = harness.NewKubelet(cfg, ns)
+	require.NoError(t, err)
+	running.Add(1)
+	go func() {
+		defer running.Done()
+		_ = w.kubelet.Run(ctx)
+	}()
+
+	for _, file := range registrations {
+		cc, err := harness.LoadCompositeController(filepath.Join(repoRoot, "metacontroller", file), hookURL)
+		require.NoError(t, err)
+		ctl, err := harness.NewContractController(cfg, cc, harness.ControllerOptions{Namespace: ns, Logf: t.Logf})
+		require.NoError(t, err, "the contract controller refuses the registration %s", file)
+		w.controllers[cc.Metadata.Name] = ctl
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			if err := ctl.Run(ctx); err != nil {
+				t.Errorf("contract controller %s: %v", cc.Metadata.Name, err)
+			}
+		}()
+	}
+	return w
+}
+
+// kubectl runs kubectl in the world's namespace.
+func (w *world) kubectl(args ...string) (string, error) {
+	return harness.Kubectl(context.Background(), shared.env.API.Kubeconfig, append([]string{"--namespace", w.ns}, args...)...)
+}
+
+// apply writes manifest to a file and applies it with kubectl.
+func (w *world) apply(manifest string) (string, error) {
+	path := filepath.Join(w.t.TempDir(), "manifest.yaml")
+	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+		return "", err
+	}
+	return w.kubectl("apply", "-f", path)
+}
+
+func (w *world) app(name string) (*unstructured.Unstructured, error) {
+	return w.dyn.Resource(sparkApplications).Namespace(w.ns).Get(context.Background(), name, metav1.GetOptions{})
+}
+
+func (w *world) pod(name string) (*corev1.Pod, error) {
+	return w.core.CoreV1().Pods(w.ns).Get(context.Background(), name, metav1.GetOptions{})
+}
+
+// appState returns status.applicationState.state.
+func appState(app *unstructured.Unstructured) string {
+	state, _, _ := unstructured.NestedString(app.Object, "status", "applicationState", "state")
+	return state
+}
+
+// waitApp waits until pred accepts the SparkApplication. Its error says what was expected, what
+// the application looked like last, and what the contract controllers last failed at, so a
+// broken hook reads as the reason, not as a timeout. A sync that keeps failing the same way ends
+// the wait early.
+func (w *world) waitApp(name, want string, pred func(*unstructured.Unstructured) bool) error {
+	var last *unstructured.Unstructured
+	var lastErr error
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
+		last, lastErr = w.app(name)
+		if lastErr == nil && pred(last) {
+			return true, nil
+		}
+		if w.stuck(name) {
+			return false, errStuck
+		}
+		return false, nil
+	})
+	if err == nil {
+		return nil
+	}
+	var seen string
+	switch {
+	case lastErr != nil:
+		seen = lastErr.Error()
+	default:
+		seen = fmt.Sprintf("state %q, generation %d, status.observedGeneration %v", appState(last), last.GetGeneration(),
+			nestedValue(last, "status", "observedGeneration"))
+	}
+	limit := "within " + waitTimeout.String()
+	if errors.Is(err, errStuck) {
+		limit = "but its sync keeps failing"
+	}
+	return fmt.Errorf("SparkApplication %s/%s: want %s %s; saw %s%s", w.ns, name, want, limit, seen, w.controllerDiagnosis(name))
+}
+
+// stuckAfter is how many identical sync failures in a row make a wait give up: with back-off
+// that is a couple of seconds of the same answer.
+const stuckAfter = 8
+
+var errStuck = errors.New("sync keeps failing")
+
+func (w *world) stuck(name string) bool {
+	for _, ctl := range w.controllers {
+		if ctl.Stats(w.ns, name).ConsecutiveErrors >= stuckAfter {
+			return true
+		}
+	}
+	return false
+}
+
+// waitState waits for an application state with a status written for the current generation.
+func (w *world) waitState(name, state string) error {
+	return w.waitApp(name, "state "+state, func(app *unstructured.Unstructured) bool {
+		observed, _, _ := unstructured.NestedInt64(app.Object, "status", "observedGeneration")
+		return appState(app) == state && observed == app.GetGeneration()
+	})
+}
+
+func (w *world) controllerDiagnosis(name string) string {
+	var b strings.Builder
+	for ccName, ctl := range w.controllers {
+		stats := ctl.Stats(w.ns, name)
+		if stats.Errors == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n  contract controller %s: %d of %d syncs failed; last error: %s", ccName, stats.Errors, stats.Syncs, stats.LastError)
+	}
+	return b.String()
+}
+
+// waitPod waits until pred accepts the pod (nil when it does not exist).
+func (w *world) waitPod(name, want string, pred func(*corev1.Pod) bool) error {
+	var last *corev1.Pod
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
+		pod, err := w.pod(name)
+		if err != nil {
+			pod = nil
+		}
+		last = pod
+		return pred(pod), nil
+	})
+	if err == nil {
+		return nil
+	}
+	seen := "no such pod"
+	if last != nil {
+		seen = fmt.Sprintf("phase %s, deleting %v", last.Status.Phase, last.DeletionTimestamp != nil)
+	}
+	return fmt.Errorf("pod %s/%s: want %s within %s; saw %s", w.ns, name, want, waitTimeout, seen)
+}
+
+func podExists(pod *corev1.Pod) bool { return pod != nil }
+
+func podGone(pod *corev1.Pod) bool { return pod == nil }
+
+func nestedValue(obj *unstructured.Unstructured, path ...string) any {
+	v, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
+	if err != nil || !found {
+		return "<none>"
+	}
+	return v
+}
