@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // lastAppliedAnnotation is where Metacontroller keeps the desired object it last applied, for its
@@ -80,7 +81,7 @@ func getLastApplied(obj *unstructured.Unstructured) (map[string]any, error) {
 		return nil, nil
 	}
 	var applied map[string]any
-	if err := json.Unmarshal([]byte(data), &applied); err != nil {
+	if err := utiljson.Unmarshal([]byte(data), &applied); err != nil {
 		return nil, fmt.Errorf("decoding annotation %s of %s: %w", lastAppliedAnnotation, obj.GetName(), err)
 	}
 	return applied, nil

@@ -212,6 +212,9 @@ func (k *Kubelet) AddExecutors(ctx context.Context, driverName string, n int) ([
 	var names []string
 	for i := 1; i <= n; i++ {
 		labels := maps.Clone(driver.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
 		// Executors are created by the driver, not by the operator's controller.
 		delete(labels, "controller-uid")
 		labels["spark-role"] = "executor"
