@@ -1,6 +1,8 @@
 package schedule
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -478,4 +480,83 @@ func TestRunNameHashSeparatesLongNames(t *testing.T) {
 	assert.NotEqual(t, a, b)
 	assert.Equal(t, a[:43], b[:43], "both are cut to the same prefix")
 	assert.Equal(t, a, runName(common+"daily", at("2024-06-03T11:00:00Z")), "stable")
+}
+
+func TestSyncParentBeingDeletedStartsNoRun(t *testing.T) {
+	p := newParent("0 * * * *")
+	p.Status.NextRun = metaTime("2024-06-03T11:00:00Z")
+	deleted := metaTime("2024-06-03T10:59:00Z")
+	p.DeletionTimestamp = &deleted
+	r := runAt(at("2024-06-03T10:00:00Z"), v1beta2.ApplicationStateRunning)
+	resp, res, err := Sync(request(t, p, r), at("2024-06-03T11:00:05Z"), Config{})
+	require.NoError(t, err)
+	assert.False(t, res.Created)
+	assert.Equal(t, []string{r.name}, childNames(resp))
+	assert.Equal(t, "being deleted: no new runs are started", status(resp).Reason)
+}
+
+// TestSyncSimulatedDays drives three days of syncs at irregular times, with runs that take a
+// while and sometimes fail, and checks the promises of each policy.
+func TestSyncSimulatedDays(t *testing.T) {
+	for _, policy := range []v1beta2.ConcurrencyPolicy{v1beta2.ConcurrencyAllow, v1beta2.ConcurrencyForbid, v1beta2.ConcurrencyReplace} {
+		t.Run(string(policy), func(t *testing.T) {
+			p := newParent("*/20 * * * *")
+			p.Spec.ConcurrencyPolicy = policy
+			p.Spec.SuccessfulRunHistoryLimit = ptr.To[int32](3)
+			p.Spec.FailedRunHistoryLimit = ptr.To[int32](2)
+			start := at("2024-06-03T00:00:00Z")
+			w := newWorld(t, p, start)
+			rng := rand.New(rand.NewPCG(7, uint64(len(policy))))
+			startedAt := map[string]time.Time{}
+			maxActive := 0
+			const days = 3
+			// Every 20 minutes, except 00:00 on the first day: the object is new then.
+			scheduled := days*24*3 - 1
+			for w.now.Before(start.Add(days * 24 * time.Hour)) {
+				for name, r := range w.runs {
+					if _, ok := startedAt[name]; !ok {
+						startedAt[name] = w.now
+					}
+					// Runs take 5 to 45 minutes; one in five fails.
+					if r.state == "" && w.now.Sub(startedAt[name]) > time.Duration(5+rng.IntN(40))*time.Minute {
+						r.state = v1beta2.ApplicationStateCompleted
+						if rng.IntN(5) == 0 {
+							r.state = v1beta2.ApplicationStateFailed
+						}
+					}
+				}
+				w.sync()
+				active := 0
+				for _, r := range w.runs {
+					if r.state == "" {
+						active++
+					}
+				}
+				maxActive = max(maxActive, active)
+				w.now = w.now.Add(time.Duration(1+rng.IntN(9)) * time.Minute).Add(time.Duration(rng.IntN(1000)) * time.Millisecond)
+			}
+
+			seen := map[string]bool{}
+			for _, at := range w.createdAt {
+				key := at.String()
+				assert.False(t, seen[key], "two runs for %s", key)
+				seen[key] = true
+				assert.Zero(t, at.Minute()%20, "run at %s is off schedule", at)
+			}
+			assert.Equal(t, w.created, slices.Sorted(slices.Values(w.created)), "run names grow with time")
+			switch policy {
+			case v1beta2.ConcurrencyAllow:
+				assert.Equal(t, scheduled, len(w.created), "syncs every few minutes start every time")
+				assert.Greater(t, maxActive, 1)
+			case v1beta2.ConcurrencyForbid:
+				assert.Equal(t, 1, maxActive, "Forbid never has two active runs")
+				assert.Less(t, len(w.created), scheduled)
+			case v1beta2.ConcurrencyReplace:
+				assert.Equal(t, 1, maxActive, "Replace leaves one active run")
+				assert.Equal(t, scheduled, len(w.created))
+			}
+			assert.LessOrEqual(t, len(w.parent.Status.PastSuccessfulRunNames), 3)
+			assert.LessOrEqual(t, len(w.parent.Status.PastFailedRunNames), 2)
+		})
+	}
 }
