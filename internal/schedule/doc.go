@@ -8,7 +8,8 @@
 // Semantics, and where they differ from the Kubeflow operator:
 //   - The schedule is a robfig/cron standard expression (five fields, @hourly, "@every 90m", an
 //     optional CRON_TZ= or TZ= prefix). The zone is the prefix's, else spec.timeZone, else UTC;
-//     never the hook's own local zone. DST follows robfig/cron, as Kubernetes CronJobs do: a time
+//     never the hook's own local zone, so "Local" is refused. "@every" under one second is
+//     refused rather than silently rounded up. DST follows robfig/cron, as Kubernetes CronJobs do: a time
 //     that does not exist on the spring-forward day (02:30 in America/New_York) does not fire
 //     that day, and a time that occurs twice on the fall-back day fires at both occurrences.
 //   - An invalid schedule, time zone or template sets scheduleState FailedValidation with the
@@ -16,16 +17,20 @@
 //     next sync after the spec is fixed schedules again.
 //   - A run is named <name>-<unix seconds of its scheduled time>, hash-shortened to 63
 //     characters, so a sync that is retried after a lost status write finds the run it already
-//     asked for instead of creating a second one. status.lastRun is that scheduled time.
+//     asked for instead of creating a second one. status.lastRun is that scheduled time (the
+//     creation time, give or take the sync's delay, except for a late catch-up run).
 //   - After downtime (or a run held back by Forbid or suspend) only the latest missed time runs,
-//     once, and only if it is not older than spec.startingDeadlineSeconds when that is set.
+//     once, and only if it is not older than spec.startingDeadlineSeconds when that is set. (The
+//     hook reads that field as Kubernetes CronJobs define it; the v1beta2 CRD does not declare it
+//     yet, so the API server prunes it until it does.)
 //   - concurrencyPolicy Allow starts the run next to active ones, Forbid waits until no run is
-//     active, Replace deletes the active runs and starts the new one. An unset policy is Allow
-//     (Kubeflow starts no run at all once any run exists).
+//     active, Replace deletes every active run (Kubeflow: the newest only) and starts the new
+//     one. An unset policy is Allow (Kubeflow starts no run at all once any run exists). A run
+//     being deleted does not hold Forbid back.
 //   - Editing the schedule recomputes nextRun at once (Kubeflow keeps the old time).
 //   - suspend stops new runs and leaves every existing run in place, history included; on resume
 //     the latest missed time runs once, as for downtime.
 //   - Finished runs beyond successfulRunHistoryLimit / failedRunHistoryLimit (default 1 each)
 //     are left out of the desired set, so Metacontroller deletes them. COMPLETED counts as
-//     successful, FAILED and FAILED_SUBMISSION as failed, any other state as active.
+//     successful, FAILED and SUBMISSION_FAILED as failed, any other state as active.
 package schedule

@@ -159,7 +159,7 @@ func (d *decider) runDue(sched *cronSchedule, next time.Time) time.Time {
 	switch d.in.ssa.Spec.ConcurrencyPolicy {
 	case v1beta2.ConcurrencyForbid:
 		if active := d.activeRuns(); len(active) > 0 {
-			d.status.Reason = "concurrencyPolicy Forbid: the due run waits for " + strings.Join(active, ", ") + " to finish"
+			d.status.Reason = truncate("concurrencyPolicy Forbid: the due run waits for "+strings.Join(active, ", ")+" to finish", maxReason)
 			return next
 		}
 	case v1beta2.ConcurrencyReplace:
