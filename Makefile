@@ -5,7 +5,7 @@ CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.2
 VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE          ?= ghcr.io/sparkhooks/sparkhooks:$(VERSION)
 
-.PHONY: run test bench lint generate build image chart-check
+.PHONY: run test bench lint generate build image chart-check e2e
 
 ## run: start the hook server on :8080 (no cluster needed)
 run:
@@ -44,3 +44,8 @@ image:
 chart-check:
 	hack/helm-check.sh $(CURDIR)/.cache/chart-rendered
 	SPARKHOOKS_RENDERED_DIR=$(CURDIR)/.cache/chart-rendered $(GO) test -count=1 ./deploy/deploytest/
+
+## e2e: end-to-end tests: the built server, driven by a Metacontroller-contract test controller,
+## against an in-process API server (embedded etcd, the CRDs, core/v1) with kubectl as the user
+e2e:
+	$(GO) test -tags e2e -count=1 -timeout 15m ./test/e2e/...

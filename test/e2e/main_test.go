@@ -59,6 +59,10 @@ func runMain(m *testing.M) int {
 		}
 	}()
 	shared.logDir = dir
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: kubectl is needed on PATH (Debian/Ubuntu: apt-get install kubectl):", err)
+		return 1
+	}
 	logFile, err := os.Create(filepath.Join(dir, "apiserver.log"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
