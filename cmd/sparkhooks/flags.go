@@ -57,3 +57,27 @@ func (e *envDefault) parse(args []string) error {
 	}
 	return e.fs.Parse(args)
 }
+
+func (e *envDefault) boolean(p *bool, name, env string, def bool, usage string) {
+	if v, ok := e.lookup(env); ok {
+		parsed, err := strconv.ParseBool(v)
+		if err != nil {
+			e.errs = append(e.errs, fmt.Errorf("%s=%q: not a boolean", env, v))
+		} else {
+			def = parsed
+		}
+	}
+	e.fs.BoolVar(p, name, def, fmt.Sprintf("%s [%s]", usage, env))
+}
+
+func (e *envDefault) integer(p *int, name, env string, def int, usage string) {
+	if v, ok := e.lookup(env); ok {
+		parsed, err := strconv.Atoi(v)
+		if err != nil {
+			e.errs = append(e.errs, fmt.Errorf("%s=%q: not an integer", env, v))
+		} else {
+			def = parsed
+		}
+	}
+	e.fs.IntVar(p, name, def, fmt.Sprintf("%s [%s]", usage, env))
+}

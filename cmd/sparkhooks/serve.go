@@ -25,6 +25,7 @@ type serveOptions struct {
 	maxBodyBytes    int64
 	logLevel        string
 	shutdownTimeout time.Duration
+	decisions       decisionOptions
 }
 
 func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
@@ -39,7 +40,11 @@ func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
 	f.int64(&o.maxBodyBytes, "max-body-bytes", "SPARKHOOKS_MAX_BODY_BYTES", hooks.DefaultMaxBodyBytes, "largest accepted request body; larger requests get 413")
 	f.string(&o.logLevel, "log-level", "SPARKHOOKS_LOG_LEVEL", "info", "debug, info, warn or error")
 	f.duration(&o.shutdownTimeout, "shutdown-timeout", "SPARKHOOKS_SHUTDOWN_TIMEOUT", 20*time.Second, "how long in-flight requests may take to finish after SIGTERM")
+	addDecisionFlags(f, &o.decisions)
 	if err := f.parse(args); err != nil {
+		return o, err
+	}
+	if err := o.decisions.validate(); err != nil {
 		return o, err
 	}
 	if (o.tlsCertFile == "") != (o.tlsKeyFile == "") {

@@ -9,6 +9,7 @@ import (
 	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
 	"github.com/sparkhooks/sparkhooks/internal/mutate"
+	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
 	"github.com/sparkhooks/sparkhooks/internal/tlsreload"
 )
 
@@ -22,6 +23,11 @@ func wire(ctx context.Context, opts serveOptions, logger *slog.Logger) (*depende
 	deps := &dependencies{
 		metrics: m,
 		ready:   func() error { return nil },
+
+		sparkSync:      sparkSync(opts.decisions.spark),
+		sparkFinalize:  sparkFinalize,
+		sparkCustomize: sparkapp.Customize,
+		scheduledSync:  scheduledSync(opts.decisions.scheduled),
 	}
 
 	var policy mutate.PolicySource = mutate.StaticPolicy{}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -32,7 +33,11 @@ type Customization struct {
 	VolumeMounts []corev1.VolumeMount   `json:"volumeMounts,omitempty"`
 	Ports        []corev1.ContainerPort `json:"ports,omitempty"`
 	GPU          *GPUSpec               `json:"gpu,omitempty"`
-	Lifecycle    *corev1.Lifecycle      `json:"lifecycle,omitempty"`
+	// MemoryLimit raises the Spark container's memory limit above the request Spark sets (the
+	// Kubeflow operator's memoryLimit). Spark overrides a pod template's memory limit, so for
+	// executors only the webhook can apply it.
+	MemoryLimit *resource.Quantity `json:"memoryLimit,omitempty"`
+	Lifecycle   *corev1.Lifecycle  `json:"lifecycle,omitempty"`
 	// SecurityContext is the Spark container's security context.
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 
@@ -149,6 +154,9 @@ func (c *Customization) validate() error {
 			errs = append(errs, fmt.Errorf("ports[%d]: containerPort must be positive", i))
 		}
 	}
+	if c.MemoryLimit != nil && c.MemoryLimit.Sign() <= 0 {
+		errs = append(errs, errors.New("memoryLimit must be positive"))
+	}
 	if c.GPU != nil && (c.GPU.Name == "" || c.GPU.Quantity <= 0) {
 		errs = append(errs, errors.New("gpu: name is required and quantity must be positive"))
 	}
@@ -163,4 +171,17 @@ func (c *Customization) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ApplyCustomization merges c into pod exactly as the webhook merges an annotated customization,
+// without recording a patch. The sync hook uses it to shape the pods it builds itself (the driver
+// Pod and the executor pod template), so that both paths share one set of merge rules. The pod's
+// spark-role label selects its Spark container, as for the webhook.
+func ApplyCustomization(pod *corev1.Pod, c *Customization) {
+	if pod == nil || c == nil {
+		return
+	}
+	e := newPodEditor(pod)
+	e.patch.discard = true
+	e.applyCustomization(c)
 }

@@ -24,6 +24,7 @@ const (
 	kindAffinity              = "affinity"
 	kindTolerations           = "tolerations"
 	kindGPU                   = "gpu"
+	kindMemoryLimit           = "memoryLimit"
 	kindSecurityContext       = "securityContext"
 	kindPodSecurityContext    = "podSecurityContext"
 	kindTerminationGrace      = "terminationGracePeriodSeconds"
@@ -111,6 +112,9 @@ func (e *podEditor) applyCustomization(c *Customization) {
 	}
 	for _, t := range c.Tolerations {
 		e.addToleration(kindTolerations, t)
+	}
+	if c.MemoryLimit != nil && e.spark >= 0 {
+		e.setLimit(kindMemoryLimit, corev1.ResourceMemory, *c.MemoryLimit)
 	}
 	if c.GPU != nil && e.spark >= 0 {
 		e.setLimit(kindGPU, corev1.ResourceName(c.GPU.Name), *resource.NewQuantity(c.GPU.Quantity, resource.DecimalSI))

@@ -19,11 +19,16 @@ type patch struct {
 	ops   []patchOp
 	kinds []string
 	err   error
+	// discard drops every operation: the caller only wants the edited pod.
+	discard bool
 }
 
 // add records an "add" operation. On an existing object member "add" replaces the value, so the
 // same operation serves for setting a field whether or not the pod has it.
 func (p *patch) add(kind, path string, value any) {
+	if p.discard {
+		return
+	}
 	raw, err := json.Marshal(value)
 	if err != nil {
 		if p.err == nil {
@@ -36,6 +41,9 @@ func (p *patch) add(kind, path string, value any) {
 }
 
 func (p *patch) remove(kind, path string) {
+	if p.discard {
+		return
+	}
 	p.ops = append(p.ops, patchOp{Op: "remove", Path: path})
 	p.noteKind(kind)
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sparkhooks/sparkhooks/hooks"
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/schedule"
+	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+)
+
+// decisionOptions are the settings of the hook decisions, shared by serve and render so that a
+// dry run shows exactly what the server would answer.
+type decisionOptions struct {
+	spark     sparkapp.Config
+	scheduled schedule.Config
+}
+
+func addDecisionFlags(f *envDefault, o *decisionOptions) {
+	def := sparkapp.DefaultConfig()
+	o.spark = def
+	f.boolean(&o.spark.Driver.EnableUIService, "enable-ui-service", "SPARKHOOKS_ENABLE_UI_SERVICE", def.Driver.EnableUIService,
+		"create a Service for the Spark UI of every application")
+	f.string(&o.spark.Driver.IngressURLFormat, "ingress-url-format", "SPARKHOOKS_INGRESS_URL_FORMAT", def.Driver.IngressURLFormat,
+		"URL of the Spark UI Ingress of every application, with {{$appName}} and {{$appNamespace}} (empty: no Ingress unless the spec asks)")
+	f.string(&o.spark.Driver.IngressClassName, "ingress-class-name", "SPARKHOOKS_INGRESS_CLASS_NAME", def.Driver.IngressClassName,
+		"ingressClassName of the Spark UI Ingresses")
+	f.duration(&o.spark.SubmissionGrace, "submission-grace", "SPARKHOOKS_SUBMISSION_GRACE", def.SubmissionGrace,
+		"how long a submitted driver Pod may take to appear before the submission counts as failed")
+	f.duration(&o.spark.MissingDriverGrace, "missing-driver-grace", "SPARKHOOKS_MISSING_DRIVER_GRACE", def.MissingDriverGrace,
+		"how long a running driver Pod may be missing before the attempt counts as failed")
+	f.duration(&o.spark.ImagePullGrace, "image-pull-grace", "SPARKHOOKS_IMAGE_PULL_GRACE", def.ImagePullGrace,
+		"how long a driver may wait on its image or its configuration before the attempt fails")
+	o.scheduled.MaxResync = time.Hour
+	f.duration(&o.scheduled.MaxResync, "scheduled-max-resync", "SPARKHOOKS_SCHEDULED_MAX_RESYNC", o.scheduled.MaxResync,
+		"longest wait between two syncs of a ScheduledSparkApplication, so that clock changes are picked up")
+	f.integer(&o.spark.MaxTrackedExecutors, "max-tracked-executors", "SPARKHOOKS_MAX_TRACKED_EXECUTORS", def.MaxTrackedExecutors,
+		"most executors listed in status.executorState; the rest are counted")
+}
+
+func (o decisionOptions) validate() error {
+	for name, d := range map[string]time.Duration{
+		"--submission-grace":     o.spark.SubmissionGrace,
+		"--missing-driver-grace": o.spark.MissingDriverGrace,
+		"--image-pull-grace":     o.spark.ImagePullGrace,
+		"--scheduled-max-resync": o.scheduled.MaxResync,
+	} {
+		if d <= 0 {
+			return fmt.Errorf("%s must be > 0, got %s", name, d)
+		}
+	}
+	if o.spark.MaxTrackedExecutors <= 0 {
+		return fmt.Errorf("--max-tracked-executors must be > 0, got %d", o.spark.MaxTrackedExecutors)
+	}
+	return nil
+}
+
+// sparkSync adapts the SparkApplication decision to the HTTP shell.
+func sparkSync(cfg sparkapp.Config) hooks.SyncFunc {
+	return func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
+		resp, d, err := sparkapp.Sync(req, now, cfg)
+		if err != nil {
+			return nil, hooks.Outcome{}, err
+		}
+		return resp, hooks.Outcome{
+			Kind:             v1beta2.KindSparkApplication,
+			From:             string(d.From),
+			To:               string(d.To),
+			Submitted:        d.Submitted,
+			RestartReason:    d.RestartReason,
+			ValidationFailed: d.ValidationFailed,
+		}, nil
+	}
+}
+
+func sparkFinalize(req *metacontroller.SyncRequest, _ time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
+	resp, err := sparkapp.Finalize(req)
+	return resp, hooks.Outcome{}, err
+}
+
+// scheduledSync adapts the ScheduledSparkApplication decision to the HTTP shell.
+func scheduledSync(cfg schedule.Config) hooks.SyncFunc {
+	return func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
+		resp, r, err := schedule.Sync(req, now, cfg)
+		if err != nil {
+			return nil, hooks.Outcome{}, err
+		}
+		return resp, hooks.Outcome{
+			Kind:             v1beta2.KindScheduledSparkApplication,
+			From:             r.From,
+			To:               r.To,
+			Submitted:        r.Created,
+			ValidationFailed: r.ValidationFailed,
+		}, nil
+	}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+const renderApp = `# a comment before the document
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: spark-pi
+spec:
+  type: Scala
+  mode: cluster
+  image: apache/spark:3.5.3
+  sparkVersion: 3.5.3
+  mainClass: org.apache.spark.examples.SparkPi
+  mainApplicationFile: local:///opt/spark/examples/jars/spark-examples_2.12-3.5.3.jar
+  driver:
+    serviceAccount: spark
+  executor:
+    instances: 2
+`
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "app.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return path
+}
+
+func renderArgs(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(t.Context(), append([]string{"render"}, args...), &out, &errOut)
+	return out.String(), err
+}
+
+func TestRenderPrintsWhatTheSyncHookWouldCreate(t *testing.T) {
+	file := writeFile(t, renderApp)
+	out, err := renderArgs(t, "-f", file, "-o", "json", "-now", "2026-03-08T06:00:00Z")
+	require.NoError(t, err)
+
+	var resp struct {
+		Status struct {
+			ApplicationState   struct{ State string } `json:"applicationState"`
+			SubmissionAttempts int                    `json:"submissionAttempts"`
+		} `json:"status"`
+		Children []struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		} `json:"children"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &resp))
+	assert.Equal(t, "SUBMITTED", resp.Status.ApplicationState.State)
+	assert.Equal(t, 1, resp.Status.SubmissionAttempts)
+	kinds := map[string]string{}
+	for _, c := range resp.Children {
+		kinds[c.Kind] = c.Metadata.Name
+		assert.Equal(t, "default", c.Metadata.Namespace, "a file without a namespace renders into default, as kubectl apply would")
+	}
+	assert.Equal(t, "spark-pi-driver", kinds["Pod"])
+	assert.Contains(t, kinds, "ConfigMap")
+	assert.Contains(t, kinds, "Service")
+
+	again, err := renderArgs(t, "-f", file, "-o", "json", "-now", "2026-03-08T06:00:00Z")
+	require.NoError(t, err)
+	assert.Equal(t, out, again, "render is deterministic for a given clock")
+}
+
+func TestRenderYAMLMultiDocument(t *testing.T) {
+	second := bytes.ReplaceAll([]byte(renderApp), []byte("name: spark-pi"), []byte("name: spark-pi-2"))
+	file := writeFile(t, renderApp+"---\n"+string(second))
+	out, err := renderArgs(t, "-f", file)
+	require.NoError(t, err)
+	docs := bytes.Split([]byte(out), []byte("\n---\n"))
+	require.Len(t, docs, 2)
+	for _, doc := range docs {
+		var m map[string]any
+		require.NoError(t, yaml.Unmarshal(doc, &m))
+		assert.Contains(t, m, "children")
+	}
+}
+
+func TestRenderRejectsInvalidFiles(t *testing.T) {
+	for name, tc := range map[string]struct {
+		content string
+		want    string
+	}{
+		"invalid spec":   {renderApp + "  dynamicAllocation:\n    enabled: true\n    minExecutors: 4\n    maxExecutors: 2\n", "spec.dynamicAllocation"},
+		"wrong kind":     {"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n", `found "Pod"`},
+		"no name":        {"apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nspec: {}\n", "metadata.name is required"},
+		"not yaml":       {"kind: [unclosed\n", "document 1"},
+		"empty document": {"# nothing here\n", "no SparkApplication found"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := renderArgs(t, "-f", writeFile(t, tc.content))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, err := renderArgs(t)
+	assert.ErrorContains(t, err, "-f")
+	_, err = renderArgs(t, "-f", "x", "-o", "xml")
+	assert.ErrorContains(t, err, "yaml or json")
+}
+
+func TestRenderScheduledSparkApplication(t *testing.T) {
+	app := "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: ScheduledSparkApplication\nmetadata:\n  name: nightly\nspec:\n  schedule: \"0 2 * * *\"\n  template:\n" +
+		indent(renderApp[bytes.Index([]byte(renderApp), []byte("spec:\n"))+len("spec:\n"):])
+	out, err := renderArgs(t, "-f", writeFile(t, app), "-o", "json", "-now", "2026-03-08T06:00:00Z")
+	require.NoError(t, err)
+	var resp struct {
+		Status struct {
+			NextRun string `json:"nextRun"`
+		} `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &resp))
+	assert.Equal(t, "2026-03-09T02:00:00Z", resp.Status.NextRun)
+
+	bad := bytes.ReplaceAll([]byte(app), []byte(`"0 2 * * *"`), []byte(`"61 * * * *"`))
+	_, err = renderArgs(t, "-f", writeFile(t, string(bad)))
+	assert.ErrorContains(t, err, "ScheduledSparkApplication nightly is invalid")
+}
+
+func indent(s string) string {
+	return "  " + string(bytes.ReplaceAll([]byte(s), []byte("\n  "), []byte("\n    ")))
+}

@@ -1,0 +1,98 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+)
+
+// Options are the operator-wide settings of the objects built for every application.
+type Options struct {
+	// EnableUIService creates a Service for every application's Spark UI (Kubeflow's
+	// --enable-ui-service).
+	EnableUIService bool
+	// IngressURLFormat, when set, creates a UI Ingress for every application at this URL, with
+	// {{$appName}}, {{$appNamespace}} and {{$appId}} replaced (Kubeflow's --ingress-url-format).
+	IngressURLFormat string
+	// IngressClassName is the ingressClassName of every Ingress built.
+	IngressClassName string
+}
+
+// Objects are the children of one attempt. Optional ones are nil or empty.
+type Objects struct {
+	DriverPod     *corev1.Pod
+	ConfigMap     *corev1.ConfigMap // spark.properties and the executor pod template
+	MetricsConfig *corev1.ConfigMap // Prometheus metrics.properties and JMX exporter rules
+	DriverService *corev1.Service   // headless; executors reach the driver through it
+	UIService     *corev1.Service
+	UIIngress     *networkingv1.Ingress
+	// PortServices and PortIngresses expose spec.driverIngressOptions, in spec order.
+	PortServices  []*corev1.Service
+	PortIngresses []*networkingv1.Ingress
+}
+
+// List returns the objects in a fixed order, as Metacontroller children.
+func (o *Objects) List() []any {
+	out := make([]any, 0, 6+len(o.PortServices)+len(o.PortIngresses))
+	out = append(out, o.DriverPod, o.ConfigMap)
+	if o.MetricsConfig != nil {
+		out = append(out, o.MetricsConfig)
+	}
+	out = append(out, o.DriverService)
+	if o.UIService != nil {
+		out = append(out, o.UIService)
+	}
+	for _, svc := range o.PortServices {
+		out = append(out, svc)
+	}
+	if o.UIIngress != nil {
+		out = append(out, o.UIIngress)
+	}
+	for _, ing := range o.PortIngresses {
+		out = append(out, ing)
+	}
+	return out
+}
+
+// BuildError is a spec the builder cannot turn into objects although it passed validation, for
+// example one whose ConfigMap would exceed the API server's size limit.
+type BuildError struct{ msg string }
+
+func (e *BuildError) Error() string { return e.msg }
+
+func buildErrorf(format string, args ...any) error {
+	return &BuildError{msg: fmt.Sprintf(format, args...)}
+}
+
+// Build returns the objects of one attempt of app, which must be defaulted and valid.
+func Build(app *v1beta2.SparkApplication, sub Submission, opts Options) (*Objects, error) {
+	if app == nil {
+		return nil, errors.New("build driver objects: no SparkApplication")
+	}
+	b := newBuilder(app, sub, opts)
+	for _, step := range []struct {
+		name string
+		run  func() error
+	}{
+		{"spark properties", b.sparkProperties},
+		{"ui", b.uiObjects},
+		{"monitoring", b.monitoring},
+		{"executor pod template", b.executorTemplate},
+		{"configmap", b.configMap},
+		{"driver pod", b.driverPod},
+		{"driver service", b.driverService},
+	} {
+		if err := step.run(); err != nil {
+			var be *BuildError
+			if errors.As(err, &be) {
+				return nil, err
+			}
+			return nil, buildErrorf("%s: %v", step.name, err)
+		}
+	}
+	return &b.objs, nil
+}

@@ -1,0 +1,98 @@
+package driver
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/mutate"
+)
+
+// executorTemplate shapes the executors. From Spark 3.0 the customizations go into the executor
+// pod template, which the driver reads from the ConfigMap at start-up, so that executors need no
+// webhook. Older Spark has no templates; there the customization rides on the executors as an
+// annotation, for the webhook to apply.
+func (b *builder) executorTemplate() error {
+	c := b.customization(b.executorRole())
+	var memoryLimit *resource.Quantity
+	if s := b.spec.Executor.MemoryLimit; s != nil {
+		q, err := v1beta2.ParseMemoryLimit(*s)
+		if err != nil {
+			return buildErrorf("spec.executor.memoryLimit: %v", err)
+		}
+		memoryLimit = &q
+	}
+	if !b.version.atLeast(3, 0) {
+		c.MemoryLimit = memoryLimit
+		if isEmptyCustomization(c) {
+			return nil
+		}
+		value, err := mutate.EncodeCustomization(c)
+		if err != nil {
+			return buildErrorf("spec.executor: %v", err)
+		}
+		b.conf.set("spark.kubernetes.executor.annotation."+mutate.CustomizationAnnotation, value)
+		return nil
+	}
+
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}}
+	if t := b.spec.Executor.Template; t != nil {
+		pod.ObjectMeta = *t.ObjectMeta.DeepCopy()
+		pod.Spec = *t.Spec.DeepCopy()
+	}
+	// The label only steers the merge to the Spark container; Spark sets the real one.
+	labels := pod.Labels
+	pod.Labels = map[string]string{LabelSparkRole: RoleExecutor}
+	ensureSparkContainer(pod, ExecutorContainerName)
+	mutate.ApplyCustomization(pod, c)
+	pod.Labels = labels
+	if memoryLimit != nil {
+		// Spark sets the executors' memory limit itself, over the template's; the webhook
+		// applies this one after Spark.
+		value, err := mutate.EncodeCustomization(&mutate.Customization{MemoryLimit: memoryLimit})
+		if err != nil {
+			return buildErrorf("spec.executor.memoryLimit: %v", err)
+		}
+		b.conf.set("spark.kubernetes.executor.annotation."+mutate.CustomizationAnnotation, value)
+	}
+	data, err := yaml.Marshal(pod)
+	if err != nil {
+		return fmt.Errorf("encode executor pod template: %w", err)
+	}
+	b.executorPodTemplate = data
+	b.conf.set("spark.kubernetes.executor.podTemplateFile", podTemplateDir+"/"+podTemplateFile)
+	b.conf.set("spark.kubernetes.executor.podTemplateContainerName", ExecutorContainerName)
+	return nil
+}
+
+// ensureSparkContainer makes sure a template has the role's Spark container: the one with its
+// name, else the first one, which Spark would pick, else a new one.
+func ensureSparkContainer(pod *corev1.Pod, name string) int {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return i
+		}
+	}
+	if len(pod.Spec.Containers) > 0 {
+		if pod.Spec.Containers[0].Name == "" {
+			pod.Spec.Containers[0].Name = name
+		}
+		return 0
+	}
+	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: name})
+	return 0
+}
+
+func isEmptyCustomization(c *mutate.Customization) bool {
+	empty := mutate.Customization{Version: c.Version}
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		return false
+	}
+	none, _ := yaml.Marshal(&empty)
+	return string(data) == string(none)
+}

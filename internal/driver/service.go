@@ -1,0 +1,60 @@
+package driver
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// driverService is Spark's DriverServiceFeatureStep: the headless Service whose name is the
+// first label of spark.driver.host, through which executors reach the driver.
+func (b *builder) driverService() error {
+	c := b.conf
+	labels := prefixed(c, "spark.kubernetes.driver.service.label.")
+	labels[LabelAppSelector] = b.sub.AppID
+	labels[LabelAppName] = b.app.Name
+	svc := &corev1.Service{
+		TypeMeta: metav1.TypeMeta{Kind: "Service", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        b.driverServiceName,
+			Namespace:   b.namespace(),
+			Labels:      labels,
+			Annotations: nilIfEmpty(prefixed(c, "spark.kubernetes.driver.service.annotation.")),
+		},
+		Spec: corev1.ServiceSpec{
+			ClusterIP: corev1.ClusterIPNone,
+			// A subset of the driver's labels, enough to pick this attempt's driver alone.
+			Selector: map[string]string{LabelAppSelector: b.sub.AppID, LabelSparkRole: RoleDriver},
+		},
+	}
+	if p := c.get("spark.kubernetes.driver.service.ipFamilyPolicy"); p != "" {
+		policy := corev1.IPFamilyPolicy(p)
+		svc.Spec.IPFamilyPolicy = &policy
+	}
+	for _, f := range splitList(c.get("spark.kubernetes.driver.service.ipFamilies")) {
+		svc.Spec.IPFamilies = append(svc.Spec.IPFamilies, corev1.IPFamily(f))
+	}
+	for _, p := range []struct {
+		name string
+		port int32
+	}{
+		{"driver-rpc-port", b.driverPort()},
+		{"blockmanager", b.blockManagerPort()},
+		{"spark-ui", b.uiPort()},
+	} {
+		if p.port != 0 {
+			svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
+				Name: p.name, Port: p.port, TargetPort: intstr.FromInt32(p.port), Protocol: corev1.ProtocolTCP,
+			})
+		}
+	}
+	b.objs.DriverService = svc
+	return nil
+}
+
+func nilIfEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}

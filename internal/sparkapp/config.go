@@ -1,0 +1,40 @@
+package sparkapp
+
+import (
+	"time"
+
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+)
+
+// Config holds the operator-wide settings of the SparkApplication decision.
+type Config struct {
+	// Driver tunes the objects built for each attempt.
+	Driver driver.Options
+	// SubmissionGrace is how long after a submission the driver Pod may still be missing from
+	// the observed children: Metacontroller creates it after the sync returns, and a watch
+	// event can lag. A driver still missing after this is a failed submission.
+	SubmissionGrace time.Duration
+	// MissingDriverGrace is how long a driver Pod that was seen may be missing before it is
+	// believed gone (deleted by hand, garbage-collected with its node), rather than absent
+	// from one stale cache read.
+	MissingDriverGrace time.Duration
+	// ImagePullGrace is how long a driver Pod may wait on an image pull (ErrImagePull,
+	// ImagePullBackOff) or on its configuration (CreateContainerConfigError) before the
+	// attempt fails. spec.timeouts.driverStartSeconds, when shorter, wins.
+	ImagePullGrace time.Duration
+	// MaxTrackedExecutors caps status.executorState; executors past the cap are only counted,
+	// in the ExecutorsReady condition. It keeps the status of a thousand-executor job small
+	// enough to write on every change.
+	MaxTrackedExecutors int
+}
+
+// DefaultConfig returns the settings the server starts with.
+func DefaultConfig() Config {
+	return Config{
+		Driver:              driver.Options{EnableUIService: true},
+		SubmissionGrace:     30 * time.Second,
+		MissingDriverGrace:  10 * time.Second,
+		ImagePullGrace:      5 * time.Minute,
+		MaxTrackedExecutors: 1000,
+	}
+}

@@ -1,0 +1,46 @@
+package sparkapp
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// Finalize is the finalize hook: on deletion every child is released, and the parent may go
+// once none is observed any more.
+func Finalize(req *metacontroller.SyncRequest) (*metacontroller.SyncResponse, error) {
+	in, err := decodeRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	return finalize(in), nil
+}
+
+func finalize(in *input) *metacontroller.SyncResponse {
+	status := in.app.Status
+	return &metacontroller.SyncResponse{
+		Status:    &status,
+		Children:  []any{},
+		Finalized: in.observedCount() == 0,
+	}
+}
+
+// Customize is the customize hook: it asks Metacontroller to send the application's executor
+// Pods, which the driver creates and owns, along with every sync.
+func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
+	if req == nil {
+		return nil, requestErrorf("empty request")
+	}
+	app, err := decodeParent(req.Parent)
+	if err != nil {
+		return nil, err
+	}
+	return &metacontroller.CustomizeResponse{
+		RelatedResources: []metacontroller.RelatedResourceRule{{
+			APIVersion:    "v1",
+			Resource:      "pods",
+			LabelSelector: &metav1.LabelSelector{MatchLabels: driver.ExecutorSelector(app)},
+		}},
+	}, nil
+}

@@ -1,0 +1,161 @@
+package sparkapp
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+)
+
+// goldenCase positions a world just before the sync the case records.
+type goldenCase struct {
+	name  string
+	hook  string // sync (default), finalize or customize
+	setup func(t *testing.T) *world
+}
+
+func fresh(doc string) func(t *testing.T) *world {
+	return func(t *testing.T) *world { return newWorld(t, doc) }
+}
+
+func running(doc string, executors int) func(t *testing.T) *world {
+	return func(t *testing.T) *world {
+		w := newWorld(t, doc)
+		w.settle()
+		w.advance(4 * time.Second)
+		w.driverRunning(true)
+		w.addExecutors(executors, corev1.PodRunning)
+		w.settle()
+		w.advance(time.Minute)
+		return w
+	}
+}
+
+func then(base func(t *testing.T) *world, step func(w *world)) func(t *testing.T) *world {
+	return func(t *testing.T) *world {
+		w := base(t)
+		step(w)
+		return w
+	}
+}
+
+const onFailure = "    type: OnFailure\n    onFailureRetries: 2\n    onFailureRetryInterval: 10\n    onSubmissionFailureRetries: 1\n    onSubmissionFailureRetryInterval: 20\n"
+
+func goldenCases() []goldenCase {
+	failed := func(w *world) { w.driverExited(1, "Error") }
+	retrying := then(running(withRestart(sparkPi, onFailure), 2), func(w *world) { w.driverExited(1, "Error"); w.settle() })
+	return []goldenCase{
+		{name: "new-spark-pi", setup: fresh(sparkPi)},
+		{name: "new-invalid-spec", setup: fresh(sparkPi + "  timeToLiveSeconds: 60\n  dynamicAllocation:\n    enabled: true\n    minExecutors: 5\n    maxExecutors: 2\n")},
+		{name: "new-suspended", setup: fresh(sparkPi + "  suspend: true\n")},
+		{name: "submitted-driver-pending", setup: then(fresh(sparkPi), func(w *world) {
+			w.settle()
+			w.advance(3 * time.Second)
+			w.setDriverStatus(corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable"}}})
+		})},
+		{name: "submitted-driver-not-yet-observed", setup: then(fresh(sparkPi), func(w *world) {
+			w.rejectPods = true
+			w.settle()
+			w.advance(10 * time.Second)
+		})},
+		{name: "submitted-driver-never-created", setup: then(fresh(sparkPi), func(w *world) {
+			w.rejectPods = true
+			w.settle()
+			w.advance(31 * time.Second)
+		})},
+		{name: "submitted-driver-never-created-retry", setup: then(fresh(withRestart(sparkPi, onFailure)), func(w *world) {
+			w.rejectPods = true
+			w.settle()
+			w.advance(31 * time.Second)
+		})},
+		{name: "driver-started", setup: then(fresh(sparkPi), func(w *world) { w.settle(); w.advance(4 * time.Second); w.driverRunning(true) })},
+		{name: "running-with-executors", setup: running(sparkPi, 2)},
+		{name: "running-executor-lost", setup: then(running(sparkPi, 2), func(w *world) { delete(w.execs, "spark-pi-exec-2") })},
+		{name: "completed", setup: then(running(sparkPi, 2), func(w *world) { w.driverExited(0, "Completed") })},
+		{name: "completed-retain-never", setup: then(running(sparkPi+"  resourceRetainPolicy: Never\n", 2), func(w *world) { w.driverExited(0, "Completed") })},
+		{name: "completed-ttl-pending", setup: then(running(sparkPi+"  timeToLiveSeconds: 3600\n", 2), func(w *world) { w.driverExited(0, "Completed"); w.settle(); w.advance(time.Minute) })},
+		{name: "completed-ttl-expired", setup: then(running(sparkPi+"  timeToLiveSeconds: 3600\n", 2), func(w *world) { w.driverExited(0, "Completed"); w.settle(); w.advance(time.Hour) })},
+		{name: "failed-never", setup: then(running(sparkPi, 2), failed)},
+		{name: "failed-oomkilled", setup: then(running(sparkPi, 2), func(w *world) { w.driverExited(137, "OOMKilled") })},
+		{name: "failed-evicted", setup: then(running(sparkPi, 2), func(w *world) {
+			w.setDriverStatus(corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "The node was low on resource: ephemeral-storage."})
+		})},
+		{name: "failed-onfailure-retry", setup: then(running(withRestart(sparkPi, onFailure), 2), failed)},
+		{name: "failing-waiting-interval", setup: then(retrying, func(w *world) { w.advance(5 * time.Second) })},
+		{name: "failing-interval-over", setup: then(retrying, func(w *world) { w.advance(10 * time.Second) })},
+		{name: "always-succeeded", setup: then(running(withRestart(sparkPi, "    type: Always\n"), 2), func(w *world) { w.driverExited(0, "Completed") })},
+		{name: "spec-changed-while-running", setup: then(running(sparkPi, 2), func(w *world) {
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Arguments = []string{"20000"} })
+		})},
+		{name: "invalidating-children-gone", setup: then(running(sparkPi, 2), func(w *world) {
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Arguments = []string{"20000"} })
+			require.NoError(w.t, w.sync())
+			w.execs = map[string]map[string]any{}
+		})},
+		{name: "metadata-edit-while-running", setup: then(running(sparkPi, 2), func(w *world) {
+			w.app.Labels = map[string]string{"team": "analytics"}
+		})},
+		{name: "invalid-edit-while-running", setup: then(running(sparkPi, 2), func(w *world) {
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Executor.Memory = ptr("lots") })
+		})},
+		{name: "driver-missing-first-seen", setup: then(running(sparkPi, 2), func(w *world) { w.children[keyPod] = map[string]map[string]any{} })},
+		{name: "driver-missing-after-grace", setup: then(running(sparkPi, 2), func(w *world) {
+			w.children[keyPod] = map[string]map[string]any{}
+			w.settle()
+			w.advance(10 * time.Second)
+		})},
+		{name: "driver-start-timeout", setup: then(fresh(sparkPi+"  timeouts:\n    driverStartSeconds: 120\n"), func(w *world) { w.settle(); w.advance(2 * time.Minute) })},
+		{name: "suspend-while-running", setup: then(running(sparkPi, 2), func(w *world) {
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Suspend = ptr(true) })
+		})},
+		{name: "foreign-running-driver", setup: then(running(sparkPi, 2), func(w *world) {
+			w.driverPod()["metadata"].(map[string]any)["labels"].(map[string]any)["sparkoperator.k8s.io/submission-id"] = "someone-else"
+		})},
+		{name: "running", hook: "finalize", setup: running(sparkPi, 2)},
+		{name: "children-gone", hook: "finalize", setup: then(running(sparkPi, 2), func(w *world) {
+			for key := range w.children {
+				w.children[key] = map[string]map[string]any{}
+			}
+		})},
+		{name: "spark-pi", hook: "customize", setup: fresh(sparkPi)},
+	}
+}
+
+// TestGoldenCases writes (with -update) or checks the request of every golden case, built by
+// driving the in-test world to the moment the case records. TestGolden checks the responses.
+func TestGoldenCases(t *testing.T) {
+	for _, gc := range goldenCases() {
+		hook := gc.hook
+		if hook == "" {
+			hook = "sync"
+		}
+		t.Run(hook+"/"+gc.name, func(t *testing.T) {
+			w := gc.setup(t)
+			var req any = w.request(hook == "finalize")
+			if hook == "customize" {
+				req = map[string]any{"parent": w.app}
+			}
+			body, err := json.MarshalIndent(req, "", "  ")
+			require.NoError(t, err)
+			dir := filepath.Join("..", "..", "testdata", hook, gc.name)
+			if *update {
+				require.NoError(t, os.MkdirAll(dir, 0o755))
+			}
+			compareGolden(t, filepath.Join(dir, "request.json"), append(body, '\n'))
+			nowFile := filepath.Join(dir, "now.txt")
+			if w.now.Equal(goldenNow) {
+				if *update {
+					_ = os.Remove(nowFile)
+				}
+				return
+			}
+			compareGolden(t, nowFile, []byte(w.now.Format(time.RFC3339)+"\n"))
+		})
+	}
+}

@@ -1,0 +1,142 @@
+package sparkapp
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sparkhooks/sparkhooks/internal/crdschema"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden response files under testdata/")
+
+// goldenNow is the clock of every golden case unless the case has a now.txt.
+var goldenNow = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
+
+// TestGolden runs every testdata/{sync,finalize,customize}/<case>/request.json through its hook
+// and compares the answer with response.json. Sync answers' statuses must also validate
+// against the CRD, or Metacontroller would fail every sync of such an application.
+func TestGolden(t *testing.T) {
+	crd, err := crdschema.Load(filepath.Join("..", "..", "crds", "sparkoperator.k8s.io_sparkapplications.yaml"))
+	require.NoError(t, err)
+	for _, hook := range []string{"sync", "finalize", "customize"} {
+		dirs, err := filepath.Glob(filepath.Join("..", "..", "testdata", hook, "*", "request.json"))
+		require.NoError(t, err)
+		for _, reqFile := range dirs {
+			dir := filepath.Dir(reqFile)
+			t.Run(hook+"/"+filepath.Base(dir), func(t *testing.T) {
+				body, err := os.ReadFile(reqFile)
+				require.NoError(t, err)
+				got := runHook(t, hook, body, caseNow(t, dir))
+				if hook == "sync" {
+					checkStatusSchema(t, crd, got)
+				}
+				compareGolden(t, filepath.Join(dir, "response.json"), got)
+			})
+		}
+	}
+}
+
+func caseNow(t *testing.T, dir string) time.Time {
+	b, err := os.ReadFile(filepath.Join(dir, "now.txt"))
+	if os.IsNotExist(err) {
+		return goldenNow
+	}
+	require.NoError(t, err)
+	now, err := time.Parse(time.RFC3339, strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	return now
+}
+
+func runHook(t *testing.T, hook string, body []byte, now time.Time) []byte {
+	t.Helper()
+	var resp any
+	switch hook {
+	case "customize":
+		var req metacontroller.CustomizeRequest
+		require.NoError(t, json.Unmarshal(body, &req))
+		r, err := Customize(&req)
+		require.NoError(t, err)
+		resp = r
+	case "finalize":
+		var req metacontroller.SyncRequest
+		require.NoError(t, json.Unmarshal(body, &req))
+		r, err := Finalize(&req)
+		require.NoError(t, err)
+		resp = r
+	default:
+		var req metacontroller.SyncRequest
+		require.NoError(t, json.Unmarshal(body, &req))
+		r, _, err := Sync(&req, now, DefaultConfig())
+		if err != nil {
+			resp = map[string]string{"error": err.Error()}
+		} else {
+			resp = r
+		}
+	}
+	out, err := json.MarshalIndent(resp, "", "  ")
+	require.NoError(t, err)
+	return append(out, '\n')
+}
+
+func checkStatusSchema(t *testing.T, crd *crdschema.Validator, response []byte) {
+	t.Helper()
+	var resp struct {
+		Status map[string]any `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal(response, &resp))
+	if resp.Status == nil {
+		return
+	}
+	obj := map[string]any{
+		"apiVersion": "sparkoperator.k8s.io/v1beta2", "kind": "SparkApplication",
+		"metadata": map[string]any{"name": "x", "namespace": "default"},
+		"spec":     map[string]any{"type": "Scala", "sparkVersion": "3.5.3", "driver": map[string]any{}, "executor": map[string]any{}},
+		"status":   resp.Status,
+	}
+	errs := crd.Validate(obj)
+	require.Empty(t, errs, "the status does not validate against the CRD: %v", errs)
+}
+
+func compareGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file; run go test ./internal/sparkapp -run TestGolden -update and review the diff")
+	if !bytes.Equal(want, got) {
+		t.Fatalf("golden %s differs (run with -update if the change is intended, and review the diff):\n%s", path, firstDifference(want, got))
+	}
+}
+
+// firstDifference shows the first differing line of two golden files with some context: the
+// files are long, and a full dump buries the change.
+func firstDifference(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	i := 0
+	for i < len(w) && i < len(g) && w[i] == g[i] {
+		i++
+	}
+	from := max(i-3, 0)
+	var b strings.Builder
+	for j := from; j < i; j++ {
+		b.WriteString("  " + w[j] + "\n")
+	}
+	for j := i; j < min(i+3, len(w)); j++ {
+		b.WriteString("- " + w[j] + "\n")
+	}
+	for j := i; j < min(i+3, len(g)); j++ {
+		b.WriteString("+ " + g[j] + "\n")
+	}
+	return b.String()
+}

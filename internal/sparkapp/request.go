@@ -1,0 +1,152 @@
+package sparkapp
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// Child keys as Metacontroller sends them.
+var (
+	keyPod       = metacontroller.Key("Pod", "v1")
+	keyConfigMap = metacontroller.Key("ConfigMap", "v1")
+	keyService   = metacontroller.Key("Service", "v1")
+	keyIngress   = metacontroller.Key("Ingress", "networking.k8s.io/v1")
+)
+
+// childKeys are the child types whose presence delays a new attempt: a new attempt reuses the
+// driver Pod and Service names, so the old ones must be gone first.
+var childKeys = []string{keyPod, keyConfigMap, keyService, keyIngress}
+
+// RequestError means the request itself cannot be understood. The HTTP layer answers 400, and
+// Metacontroller leaves children and status alone.
+type RequestError struct {
+	err error
+}
+
+func (e *RequestError) Error() string { return e.err.Error() }
+func (e *RequestError) Unwrap() error { return e.err }
+
+// BadRequest marks the error as the caller's.
+func (e *RequestError) BadRequest() bool { return true }
+
+func requestErrorf(format string, args ...any) error {
+	return &RequestError{err: fmt.Errorf(format, args...)}
+}
+
+// podView is the part of a Pod the decision reads. Decoding into it instead of corev1.Pod skips
+// managedFields and the spec, which are most of the bytes of a thousand executor Pods.
+type podView struct {
+	Metadata struct {
+		Name              string            `json:"name"`
+		Labels            map[string]string `json:"labels"`
+		CreationTimestamp metav1.Time       `json:"creationTimestamp"`
+		DeletionTimestamp *metav1.Time      `json:"deletionTimestamp"`
+	} `json:"metadata"`
+	Status corev1.PodStatus `json:"status"`
+}
+
+// serviceView is the part of a Service the status reports.
+type serviceView struct {
+	Spec struct {
+		ClusterIP string `json:"clusterIP"`
+	} `json:"spec"`
+}
+
+// input is a decoded sync request.
+type input struct {
+	app      *v1beta2.SparkApplication // as stored, status included
+	children metacontroller.ChildMap
+	drivers  []*podView // observed driver Pods, sorted by name
+	execs    []*podView // related executor Pods of any attempt, sorted by executor id
+}
+
+func decodeParent(raw json.RawMessage) (*v1beta2.SparkApplication, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, requestErrorf("request has no parent")
+	}
+	app := &v1beta2.SparkApplication{}
+	if err := json.Unmarshal(raw, app); err != nil {
+		return nil, requestErrorf("decode parent SparkApplication: %w", err)
+	}
+	if app.Kind != "" && app.Kind != v1beta2.KindSparkApplication {
+		return nil, requestErrorf("parent is a %s, want %s", app.Kind, v1beta2.KindSparkApplication)
+	}
+	if app.Name == "" || app.UID == "" {
+		return nil, requestErrorf("parent SparkApplication lacks metadata.name or metadata.uid")
+	}
+	return app, nil
+}
+
+func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
+	if req == nil {
+		return nil, requestErrorf("empty request")
+	}
+	app, err := decodeParent(req.Parent)
+	if err != nil {
+		return nil, err
+	}
+	in := &input{app: app, children: req.Children}
+	for _, name := range req.Children.Names(keyPod) {
+		pod := &podView{}
+		if _, err := req.Children.Decode(keyPod, name, pod); err != nil {
+			return nil, &RequestError{err: err}
+		}
+		if pod.Metadata.Labels[driver.LabelSparkRole] == "driver" {
+			in.drivers = append(in.drivers, pod)
+		}
+	}
+	for name, raw := range req.Related[keyPod] {
+		pod := &podView{}
+		if err := json.Unmarshal(raw, pod); err != nil {
+			return nil, requestErrorf("decode related Pod %q: %w", name, err)
+		}
+		if pod.Metadata.Labels[driver.LabelSparkRole] == "executor" {
+			in.execs = append(in.execs, pod)
+		}
+	}
+	sort.Slice(in.execs, func(i, j int) bool { return executorLess(in.execs[i], in.execs[j]) })
+	return in, nil
+}
+
+// executorLess orders executors by Spark's executor id, so that the capped executorState keeps
+// the same, lowest-numbered executors from one sync to the next.
+func executorLess(a, b *podView) bool {
+	ia, erra := strconv.Atoi(a.Metadata.Labels["spark-exec-id"])
+	ib, errb := strconv.Atoi(b.Metadata.Labels["spark-exec-id"])
+	switch {
+	case erra == nil && errb == nil && ia != ib:
+		return ia < ib
+	case erra == nil && errb != nil:
+		return true
+	case erra != nil && errb == nil:
+		return false
+	}
+	return a.Metadata.Name < b.Metadata.Name
+}
+
+// observedCount is the number of observed children of the kinds a new attempt must wait for.
+func (in *input) observedCount() int {
+	n := 0
+	for _, key := range childKeys {
+		n += len(in.children[key])
+	}
+	return n
+}
+
+// uiServiceClusterIP reads the cluster IP of an observed Service, "" when absent or unreadable.
+func (in *input) serviceClusterIP(name string) string {
+	var svc serviceView
+	if ok, err := in.children.Decode(keyService, name, &svc); !ok || err != nil {
+		return ""
+	}
+	return svc.Spec.ClusterIP
+}

@@ -1,0 +1,493 @@
+package sparkapp
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+const sparkPi = `
+metadata:
+  name: spark-pi
+  namespace: spark-jobs
+spec:
+  type: Scala
+  mode: cluster
+  image: apache/spark:3.5.3
+  sparkVersion: 3.5.3
+  mainClass: org.apache.spark.examples.SparkPi
+  mainApplicationFile: local:///opt/spark/examples/jars/spark-examples_2.12-3.5.3.jar
+  arguments: ["1000"]
+  driver:
+    cores: 1
+    memory: 512m
+    serviceAccount: spark
+  executor:
+    cores: 1
+    instances: 2
+    memory: 512m
+`
+
+func withRestart(yamlDoc, policy string) string {
+	return yamlDoc + "  restartPolicy:\n" + policy
+}
+
+func condition(w *world, typ string) *metav1.Condition {
+	return meta.FindStatusCondition(w.app.Status.Conditions, typ)
+}
+
+func (w *world) podNames() []string {
+	return sortedNames(w.children[keyPod])
+}
+
+func TestScenarioHappyPath(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	require.NoError(t, w.sync())
+	st := w.app.Status
+	assert.Equal(t, v1beta2.ApplicationStateSubmitted, st.AppState.State)
+	assert.Equal(t, int32(1), st.SubmissionAttempts)
+	assert.Equal(t, int32(1), st.ExecutionAttempts)
+	assert.Regexp(t, `^spark-[0-9a-f]{32}$`, st.SparkApplicationID)
+	assert.NotEmpty(t, st.SubmissionID)
+	assert.Equal(t, "spark-pi-driver", st.DriverInfo.PodName)
+	assert.Equal(t, []string{"spark-pi-driver"}, w.podNames())
+	assert.Len(t, w.children[keyConfigMap], 1)
+	assert.NotEmpty(t, w.children[keyService])
+	assert.Equal(t, float64(30), w.last.ResyncAfterSeconds, "a sync when the submission grace ends")
+
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	assert.Equal(t, "Pending", condition(w, condDriverStarted).Reason)
+
+	w.advance(5 * time.Second)
+	w.driverRunning(true)
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateRunning, w.state())
+	assert.Equal(t, metav1.ConditionTrue, condition(w, condDriverReady).Status)
+	assert.Equal(t, reasonExecutorsStarting, condition(w, condExecutorsReady).Reason)
+
+	w.addExecutors(2, corev1.PodRunning)
+	w.settle()
+	assert.Equal(t, metav1.ConditionTrue, condition(w, condExecutorsReady).Status)
+	assert.Equal(t, map[string]v1beta2.ExecutorState{"spark-pi-exec-1": "RUNNING", "spark-pi-exec-2": "RUNNING"}, w.app.Status.ExecutorState)
+	assert.Zero(t, w.last.ResyncAfterSeconds, "nothing pending while running")
+
+	w.advance(time.Minute)
+	w.driverExited(0, "Completed")
+	w.execs = map[string]map[string]any{}
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateCompleted, w.state())
+	assert.True(t, w.now.Equal(w.app.Status.TerminationTime.Time))
+	assert.Equal(t, map[string]v1beta2.ExecutorState{"spark-pi-exec-1": "COMPLETED", "spark-pi-exec-2": "COMPLETED"}, w.app.Status.ExecutorState)
+	assert.Equal(t, []string{"spark-pi-driver"}, w.podNames(), "the finished driver is kept for kubectl logs")
+	assert.Empty(t, w.deleted)
+	assert.Zero(t, w.last.ResyncAfterSeconds)
+}
+
+func TestScenarioOnFailureRetriesExhausted(t *testing.T) {
+	w := newWorld(t, withRestart(sparkPi, "    type: OnFailure\n    onFailureRetries: 2\n    onFailureRetryInterval: 10\n"))
+	w.settle()
+	var seen []v1beta2.ApplicationStateType
+	for attempt := int32(1); attempt <= 3; attempt++ {
+		require.Equal(t, v1beta2.ApplicationStateSubmitted, w.state(), "attempt %d", attempt)
+		require.Equal(t, attempt, w.app.Status.ExecutionAttempts)
+		w.driverRunning(true)
+		w.settle()
+		w.advance(time.Minute)
+		w.driverExited(1, "Error")
+		w.settle()
+		seen = append(seen, w.state())
+		if attempt == 3 {
+			break
+		}
+		require.Equal(t, v1beta2.ApplicationStateFailing, w.state())
+		assert.False(t, w.hasDriver(), "the failed driver is released for the retry")
+		due := time.Duration(10*attempt) * time.Second
+		assert.Equal(t, due.Seconds(), w.last.ResyncAfterSeconds, "linear back-off")
+		w.advance(due - time.Second)
+		w.settle()
+		require.Equal(t, v1beta2.ApplicationStateFailing, w.state(), "no retry before the interval")
+		w.advance(time.Second)
+		w.settle()
+	}
+	assert.Equal(t, []v1beta2.ApplicationStateType{"FAILING", "FAILING", "FAILED"}, seen)
+	st := w.app.Status
+	assert.Equal(t, int32(3), st.ExecutionAttempts, "Kubeflow's oracle: onFailureRetries + 1")
+	assert.Equal(t, int32(3), st.SubmissionAttempts)
+	assert.Contains(t, st.AppState.ErrorMessage, "exit code 1")
+	assert.Equal(t, ReasonAppFailed, condition(w, condFailed).Reason)
+	assert.Equal(t, []string{"spark-pi-driver"}, w.podNames(), "the last failed driver is kept")
+}
+
+func TestScenarioAlwaysRerunsAfterSuccess(t *testing.T) {
+	w := newWorld(t, withRestart(sparkPi, "    type: Always\n"))
+	w.settle()
+	first := w.app.Status.SubmissionID
+	w.driverRunning(true)
+	w.settle()
+	w.driverExited(0, "Completed")
+	require.NoError(t, w.sync())
+	assert.Equal(t, v1beta2.ApplicationStatePendingRerun, w.state())
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	assert.NotEqual(t, first, w.app.Status.SubmissionID)
+	assert.Equal(t, int32(2), w.app.Status.SubmissionAttempts)
+}
+
+func TestScenarioSubmissionFailure(t *testing.T) {
+	w := newWorld(t, withRestart(sparkPi, "    type: OnFailure\n    onSubmissionFailureRetries: 1\n    onSubmissionFailureRetryInterval: 60\n"))
+	w.rejectPods = true
+	w.settle()
+	require.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	w.advance(30 * time.Second)
+	w.settle()
+	require.Equal(t, v1beta2.ApplicationStateFailedSubmission, w.state())
+	assert.Contains(t, w.app.Status.AppState.ErrorMessage, "was not created within 30s")
+	assert.Equal(t, int32(0), w.app.Status.ExecutionAttempts)
+
+	assert.Equal(t, float64(30), w.last.ResyncAfterSeconds, "the retry is due 60s after the submission")
+	w.advance(29 * time.Second)
+	w.settle()
+	require.Equal(t, v1beta2.ApplicationStateFailedSubmission, w.state(), "no retry before the interval")
+	w.advance(time.Second)
+	w.settle()
+	require.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	assert.Equal(t, int32(2), w.app.Status.SubmissionAttempts)
+	w.advance(30 * time.Second)
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateFailed, w.state())
+	assert.Equal(t, int32(2), w.app.Status.SubmissionAttempts, "Kubeflow's oracle: onSubmissionFailureRetries + 1")
+	assert.Equal(t, int32(0), w.app.Status.ExecutionAttempts)
+}
+
+func TestScenarioSpecChangeMidRun(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	oldID := w.app.Status.SubmissionID
+
+	w.app.Labels = map[string]string{"team": "data"}
+	w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.TimeToLiveSeconds = ptr(int64(600)) })
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateRunning, w.state(), "metadata and ttl edits do not restart")
+	assert.Equal(t, oldID, w.app.Status.SubmissionID)
+
+	w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Arguments = []string{"5000"} })
+	require.NoError(t, w.sync())
+	assert.Equal(t, v1beta2.ApplicationStateInvalidating, w.state())
+	assert.False(t, w.hasDriver(), "the old driver is released")
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	assert.NotEqual(t, oldID, w.app.Status.SubmissionID)
+	assert.Equal(t, int32(1), w.app.Status.SubmissionAttempts, "attempts restart with the new spec")
+	assert.True(t, w.hasDriver())
+}
+
+func TestScenarioInvalidEditKeepsRunning(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Driver.Memory = ptr("lots") })
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateRunning, w.state())
+	assert.True(t, w.hasDriver())
+	c := condition(w, condSpecValid)
+	require.NotNil(t, c)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Contains(t, c.Message, "spec.driver.memory")
+	assert.Empty(t, w.deleted)
+}
+
+func TestScenarioInvalidNewAppThenFixed(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	w.app.Spec.Executor.Memory = ptr("3 GB")
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateFailedSubmission, w.state())
+	assert.Contains(t, w.app.Status.AppState.ErrorMessage, "spec.executor.memory")
+	assert.Empty(t, w.created)
+	assert.Zero(t, w.last.ResyncAfterSeconds)
+
+	w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Executor.Memory = ptr("3g") })
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	assert.True(t, w.hasDriver())
+}
+
+func TestScenarioDriverStartTimeout(t *testing.T) {
+	w := newWorld(t, sparkPi+"  timeouts:\n    driverStartSeconds: 60\n")
+	w.settle()
+	w.setDriverStatus(corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: driverContainer, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
+	}}})
+	w.settle()
+	assert.Equal(t, float64(60), w.last.ResyncAfterSeconds)
+	w.advance(60 * time.Second)
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateFailed, w.state())
+	assert.Equal(t, ReasonDriverStartTimeout, condition(w, condTimedOut).Reason)
+	assert.False(t, w.hasDriver(), "a timed-out driver that never finished is released")
+}
+
+func TestScenarioDriverDeletedByHand(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	w.children[keyPod] = map[string]map[string]any{}
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateRunning, w.state(), "one missing read is not believed")
+	assert.False(t, w.hasDriver(), "the vanished driver is not created again")
+	assert.Equal(t, float64(10), w.last.ResyncAfterSeconds)
+	w.advance(10 * time.Second)
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateFailed, w.state())
+	assert.Equal(t, ReasonDriverMissing, condition(w, condFailed).Reason)
+	assert.False(t, w.hasDriver())
+}
+
+func TestScenarioDeletionMidRun(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	resp, err := Finalize(w.request(true))
+	require.NoError(t, err)
+	assert.Empty(t, resp.Children)
+	assert.False(t, resp.Finalized, "children still exist")
+	w.apply(resp)
+	resp, err = Finalize(w.request(true))
+	require.NoError(t, err)
+	assert.True(t, resp.Finalized)
+}
+
+func TestScenarioTimeToLive(t *testing.T) {
+	w := newWorld(t, sparkPi+"  timeToLiveSeconds: 120\n")
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	w.driverExited(0, "Completed")
+	w.settle()
+	require.Equal(t, v1beta2.ApplicationStateCompleted, w.state())
+	assert.Equal(t, float64(120), w.last.ResyncAfterSeconds)
+	assert.True(t, w.hasDriver())
+	w.advance(120 * time.Second)
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateCompleted, w.state())
+	assert.Empty(t, w.children[keyPod])
+	assert.Empty(t, w.children[keyConfigMap])
+	assert.Empty(t, w.children[keyService])
+	require.NotNil(t, condition(w, condExpired))
+	assert.Zero(t, w.last.ResyncAfterSeconds)
+}
+
+func TestScenarioRetainPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		policy    string
+		exitCode  int32
+		keepsPods bool
+	}{
+		{"Always", 0, true},
+		{"Always", 1, true},
+		{"OnFailure", 0, false},
+		{"OnFailure", 1, true},
+		{"Never", 0, false},
+		{"Never", 1, false},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			w := newWorld(t, sparkPi+"  resourceRetainPolicy: "+tc.policy+"\n")
+			w.settle()
+			w.driverRunning(true)
+			w.settle()
+			w.driverExited(tc.exitCode, "")
+			w.settle()
+			assert.Equal(t, tc.keepsPods, w.hasDriver())
+			assert.Equal(t, tc.keepsPods, len(w.children[keyConfigMap]) > 0)
+		})
+	}
+}
+
+func TestScenarioSuspendResume(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Suspend = ptr(true) })
+	require.NoError(t, w.sync())
+	assert.Equal(t, v1beta2.ApplicationStateSuspending, w.state())
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateSuspended, w.state())
+	assert.False(t, w.hasDriver())
+	w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Suspend = ptr(false) })
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	assert.Equal(t, int32(2), w.app.Status.SubmissionAttempts)
+}
+
+func TestScenarioFailureClassification(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status corev1.PodStatus
+		reason string
+	}{
+		{"oom", corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: driverContainer,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}}}}, ReasonOOMKilled},
+		{"evicted", corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "The node was low on resource: memory."}, ReasonEvicted},
+		{"init container", corev1.PodStatus{Phase: corev1.PodFailed, InitContainerStatuses: []corev1.ContainerStatus{{Name: "fetch",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2}}}}}, ReasonInitContainerFailed},
+		{"node lost", corev1.PodStatus{Phase: corev1.PodFailed, Conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget,
+			Status: corev1.ConditionTrue, Reason: "DeletionByPodGC"}}}, ReasonNodeLost},
+		{"app", corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: driverContainer,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}}, ReasonAppFailed},
+		{"invalid image", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: driverContainer,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "InvalidImageName"}}}}}, ReasonInvalidImage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, sparkPi)
+			w.settle()
+			w.setDriverStatus(tc.status)
+			w.settle()
+			assert.Equal(t, v1beta2.ApplicationStateFailed, w.state())
+			require.NotNil(t, condition(w, condFailed))
+			assert.Equal(t, tc.reason, condition(w, condFailed).Reason)
+			assert.NotEmpty(t, w.app.Status.AppState.ErrorMessage)
+		})
+	}
+}
+
+func TestScenarioImagePullBackOffGivesUpAfterGrace(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	w.settle()
+	w.setDriverStatus(corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: driverContainer,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}}}}})
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	assert.Equal(t, "ImagePullBackOff", condition(w, condDriverStarted).Reason)
+	w.advance(5 * time.Minute)
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateFailed, w.state())
+	assert.Equal(t, ReasonImagePull, condition(w, condFailed).Reason)
+}
+
+func TestScenarioExecutorsCapped(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	w.cfg.MaxTrackedExecutors = 3
+	w.settle()
+	w.driverRunning(true)
+	w.addExecutors(5, corev1.PodRunning)
+	w.settle()
+	assert.Len(t, w.app.Status.ExecutorState, 3)
+	assert.Contains(t, w.app.Status.ExecutorState, "spark-pi-exec-1")
+	assert.Contains(t, condition(w, condExecutorsReady).Message, "executorState lists 3 of 5 executors")
+}
+
+func TestScenarioExecutorsStartTimeout(t *testing.T) {
+	w := newWorld(t, sparkPi+"  timeouts:\n    executorsStartSeconds: 90\n")
+	w.settle()
+	w.driverRunning(true)
+	w.addExecutors(1, corev1.PodRunning) // 2 wanted
+	w.settle()
+	assert.Equal(t, float64(90), w.last.ResyncAfterSeconds)
+	w.advance(90 * time.Second)
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateFailed, w.state())
+	assert.Equal(t, ReasonExecutorsTimeout, condition(w, condTimedOut).Reason)
+}
+
+// A stale request (status of attempt 1, children already showing attempt 2 running) must not
+// yield an answer that deletes the running driver.
+func TestScenarioStaleRequestNeverDeletesRunningDriver(t *testing.T) {
+	w := newWorld(t, withRestart(sparkPi, "    type: OnFailure\n    onFailureRetries: 3\n    onFailureRetryInterval: 5\n"))
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	stale := w.request(false)
+
+	w.driverExited(1, "Error")
+	w.settle()
+	w.advance(10 * time.Second)
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	require.Equal(t, int32(2), w.app.Status.SubmissionAttempts)
+
+	// Replay: the old parent with the new children.
+	fresh := w.request(false)
+	stale.Children = fresh.Children
+	w.advance(time.Hour)
+	resp, _, err := Sync(stale, w.now, w.cfg)
+	if err == nil {
+		var names []string
+		for _, c := range resp.Children {
+			if p, ok := c.(*corev1.Pod); ok {
+				names = append(names, p.Name)
+			}
+		}
+		assert.Contains(t, names, "spark-pi-driver", "a running driver was dropped")
+	}
+}
+
+func TestScenarioLostStatusWriteResubmitsSameObjects(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	require.NoError(t, w.sync())
+	first := mustJSON(t, w.last.Children)
+	// The status write is lost: the parent is still new, the children exist.
+	w.app.Status = v1beta2.SparkApplicationStatus{}
+	require.NoError(t, w.sync())
+	assert.JSONEq(t, string(first), string(mustJSON(t, w.last.Children)))
+	assert.Len(t, w.created, len(w.last.Children), "nothing created twice")
+}
+
+func TestSyncIsDeterministic(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	req := w.request(false)
+	a, _, err := Sync(req, w.now, w.cfg)
+	require.NoError(t, err)
+	b, _, err := Sync(req, w.now, w.cfg)
+	require.NoError(t, err)
+	assert.Equal(t, string(mustJSON(t, a)), string(mustJSON(t, b)))
+}
+
+func TestSyncRejectsBadRequests(t *testing.T) {
+	for name, body := range map[string]string{
+		"no parent":       `{"children": {}}`,
+		"parent not json": `{"parent": "x"}`,
+		"wrong kind":      `{"parent": {"kind": "Pod", "metadata": {"name": "a", "uid": "u"}}}`,
+		"no uid":          `{"parent": {"kind": "SparkApplication", "metadata": {"name": "a"}}}`,
+		"bad child":       `{"parent": {"kind": "SparkApplication", "metadata": {"name": "a", "uid": "u"}}, "children": {"Pod.v1": {"p": {"metadata": 3}}}}`,
+		"unknown state":   `{"parent": {"kind": "SparkApplication", "metadata": {"name": "a", "uid": "u"}, "status": {"applicationState": {"state": "DANCING"}}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var req = new(metacontroller.SyncRequest)
+			require.NoError(t, json.Unmarshal([]byte(body), req))
+			_, _, err := Sync(req, worldStart, DefaultConfig())
+			require.Error(t, err)
+			var re *RequestError
+			assert.ErrorAs(t, err, &re)
+		})
+	}
+}
+
+func TestCustomizeSelectsExecutors(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	resp, err := Customize(&metacontroller.CustomizeRequest{Parent: mustJSON(t, w.app)})
+	require.NoError(t, err)
+	require.Len(t, resp.RelatedResources, 1)
+	rule := resp.RelatedResources[0]
+	assert.Equal(t, "pods", rule.Resource)
+	assert.Equal(t, "executor", rule.LabelSelector.MatchLabels[driver.LabelSparkRole])
+	assert.Equal(t, "spark-pi", rule.LabelSelector.MatchLabels[driver.LabelAppName])
+}
+
+func ptr[T any](v T) *T { return &v }

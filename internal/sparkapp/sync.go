@@ -1,0 +1,516 @@
+package sparkapp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// Decision reports what one sync decided, for metrics and logs.
+type Decision struct {
+	From, To         v1beta2.ApplicationStateType
+	Submitted        bool   // a new attempt was requested
+	RestartReason    string // non-empty when an attempt was given up to run the application again
+	ValidationFailed bool   // the spec did not validate
+}
+
+// maxMessage bounds errorMessage and condition messages: the status is written on every change
+// and read by every watcher.
+const maxMessage = 4096
+
+// Sync is the sync hook: the desired children, next status and resync delay of one
+// SparkApplication. A finalizing request is answered as by Finalize.
+func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, Decision, error) {
+	in, err := decodeRequest(req)
+	if err != nil {
+		return nil, Decision{}, err
+	}
+	if req.Finalizing {
+		resp := finalize(in)
+		st := in.app.Status.AppState.State
+		return resp, Decision{From: st, To: st}, nil
+	}
+	d := newDecider(in, now, cfg)
+	if err := d.decide(); err != nil {
+		return nil, Decision{}, err
+	}
+	if err := d.checkDriversKept(); err != nil {
+		return nil, Decision{}, err
+	}
+	return d.response(), d.decision, nil
+}
+
+// decider carries one sync's inputs and the answer being built.
+type decider struct {
+	in      *input
+	cfg     Config
+	now     time.Time // truncated to seconds, the precision of every time in the status
+	realNow time.Time
+	spec    *v1beta2.SparkApplication // the parent, defaulted
+	// knownSubmission is the submission the observed status accounts for.
+	knownSubmission string
+	invalid         string // validation message; empty when the spec is valid
+	hash            string // of the stored spec, see specHash
+
+	status   v1beta2.SparkApplicationStatus // next status; starts as the observed one
+	children []any
+	deadline time.Time // nearest instant at which a decision changes by itself
+	decision Decision
+}
+
+func newDecider(in *input, now time.Time, cfg Config) *decider {
+	// The parent was decoded for this sync alone, so it is defaulted in place, after hashing
+	// what the user wrote; the status is copied by value and only ever replaced field by field
+	// (conditions are edited in place, and nothing reads the observed ones afterwards).
+	hash := specHash(&in.app.Spec)
+	v1beta2.SetSparkApplicationDefaults(in.app)
+	d := &decider{
+		in:      in,
+		cfg:     cfg,
+		now:     now.UTC().Truncate(time.Second),
+		realNow: now,
+		spec:    in.app,
+		hash:    hash,
+		status:  in.app.Status,
+	}
+	if errs := v1beta2.ValidateSparkApplication(in.app); len(errs) > 0 {
+		d.invalid = errs.ToAggregate().Error()
+	}
+	d.status.ObservedGeneration = in.app.Generation
+	d.decision.From = in.app.Status.AppState.State
+	d.knownSubmission = in.app.Status.SubmissionID
+	return d
+}
+
+// specHash identifies the stored spec, minus the fields that change how a run is watched but
+// not the run itself. It hashes what the user wrote, not the defaulted spec, so that a new
+// sparkhooks release with new defaults does not restart every running application.
+func specHash(spec *v1beta2.SparkApplicationSpec) string {
+	s := *spec
+	s.Suspend = nil
+	s.TimeToLiveSeconds = nil
+	s.RestartPolicy = v1beta2.RestartPolicy{}
+	s.Timeouts = nil
+	s.ResourceRetainPolicy = nil
+	b, err := json.Marshal(&s)
+	if err != nil {
+		// The spec was just decoded from JSON, so it encodes; an empty hash would only mean
+		// "always changed", which is the safe side.
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+func (d *decider) suspended() bool { return d.spec.Spec.Suspend != nil && *d.spec.Spec.Suspend }
+
+// specChanged is true when a valid spec differs from the one the current attempt runs.
+func (d *decider) specChanged() bool {
+	return d.invalid == "" && d.status.SubmittedSpecHash != "" && d.status.SubmittedSpecHash != d.hash
+}
+
+func (d *decider) decide() error {
+	d.reportSpecValidity()
+	switch st := d.status.AppState.State; st {
+	case v1beta2.ApplicationStateNew:
+		if d.suspended() {
+			d.setState(v1beta2.ApplicationStateSuspended, "")
+			return nil
+		}
+		d.submitWhenClear(v1beta2.ApplicationStateNew)
+	case v1beta2.ApplicationStateSubmitted, v1beta2.ApplicationStateRunning,
+		v1beta2.ApplicationStateUnknown, v1beta2.ApplicationStateSucceeding:
+		switch {
+		case d.specChanged():
+			d.invalidate()
+		case d.suspended():
+			d.suspend()
+		default:
+			d.track()
+		}
+	case v1beta2.ApplicationStateFailing:
+		switch {
+		case d.specChanged():
+			d.invalidate()
+		case d.suspended():
+			d.suspend()
+		default:
+			d.retryRun()
+		}
+	case v1beta2.ApplicationStatePendingRerun:
+		switch {
+		case d.specChanged():
+			d.invalidate()
+		case d.suspended():
+			d.suspend()
+		default:
+			d.submitWhenClear(v1beta2.ApplicationStatePendingRerun)
+		}
+	case v1beta2.ApplicationStateInvalidating:
+		if d.suspended() {
+			d.suspend()
+			return nil
+		}
+		d.resetAttempts()
+		d.submitWhenClear(v1beta2.ApplicationStateInvalidating)
+	case v1beta2.ApplicationStateFailedSubmission:
+		d.submissionFailed()
+	case v1beta2.ApplicationStateSuspending:
+		d.suspend()
+	case v1beta2.ApplicationStateSuspended, v1beta2.ApplicationStateResuming:
+		switch {
+		case d.suspended():
+			d.suspend()
+		case d.specChanged():
+			d.resetAttempts()
+			d.submitWhenClear(v1beta2.ApplicationStateResuming)
+		default:
+			d.submitWhenClear(v1beta2.ApplicationStateResuming)
+		}
+	case v1beta2.ApplicationStateCompleted, v1beta2.ApplicationStateFailed:
+		if d.specChanged() {
+			d.invalidate()
+			return nil
+		}
+		d.trackExecutors(time.Time{})
+		d.terminal()
+	default:
+		return requestErrorf("status.applicationState.state %q is not a state sparkhooks knows", st)
+	}
+	return nil
+}
+
+// reportSpecValidity keeps the SpecValid condition in line with the spec. A spec that turns
+// invalid while an attempt runs leaves the attempt alone: only this condition says so.
+func (d *decider) reportSpecValidity() {
+	if d.invalid != "" {
+		d.decision.ValidationFailed = true
+		d.setCondition(condSpecValid, metav1.ConditionFalse, "ValidationFailed", d.invalid, d.now)
+		return
+	}
+	d.setCondition(condSpecValid, metav1.ConditionTrue, "Valid", "the spec is valid", d.now)
+}
+
+// submitWhenClear submits the next attempt once every child of the previous one is gone: the
+// new attempt reuses the driver Pod and Service names. Until then it stays in waitState.
+func (d *decider) submitWhenClear(waitState v1beta2.ApplicationStateType) {
+	// A new application whose status write was lost sees its own first attempt among the
+	// children; submitting again yields the very same objects.
+	if d.in.observedCount() > 0 && waitState != v1beta2.ApplicationStateNew {
+		d.setState(waitState, d.status.AppState.ErrorMessage)
+		return
+	}
+	d.submit()
+}
+
+// submit requests the next attempt: the driver Pod, its ConfigMap and Services.
+func (d *decider) submit() {
+	if d.invalid != "" {
+		d.failSpec(reasonInvalidSpec, d.invalid)
+		return
+	}
+	attempt := d.status.SubmissionAttempts + 1
+	// The hash keeps the ids of a resubmitted, edited spec apart from the previous run's,
+	// whose executors may still be terminating.
+	sub := driver.NewSubmission(types.UID(string(d.in.app.UID)+"/"+d.hash), attempt)
+	objs, err := driver.Build(d.spec, sub, d.cfg.Driver)
+	if err != nil {
+		d.failSpec(reasonBuildFailed, err.Error())
+		return
+	}
+
+	st := &d.status
+	st.SubmissionAttempts = attempt
+	st.ExecutionAttempts++
+	st.SubmissionID = sub.SubmissionID
+	st.SparkApplicationID = sub.AppID
+	st.SubmittedSpecHash = d.hash
+	st.LastSubmissionAttemptTime = metav1.NewTime(d.now)
+	st.TerminationTime = metav1.Time{}
+	st.ExecutorState = nil
+	st.DriverInfo = d.driverInfo(objs)
+	d.setState(v1beta2.ApplicationStateSubmitted, "")
+
+	d.removeCondition(condDriverMissing, condTimedOut, condFailed, condExpired)
+	d.setCondition(condDriverRequested, metav1.ConditionTrue, "Submitted",
+		fmt.Sprintf("attempt %d submitted as %s (Spark application %s)", attempt, sub.SubmissionID, sub.AppID), d.now)
+	d.setCondition(condDriverStarted, metav1.ConditionFalse, reasonAwaitingPod, "waiting for the driver Pod to be created", d.now)
+	d.setCondition(condDriverReady, metav1.ConditionFalse, reasonAwaitingPod, "waiting for the driver Pod to be created", d.now)
+	d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsStarting, "waiting for the driver", d.now)
+
+	d.children = objs.List()
+	d.wakeAt(d.now.Add(d.cfg.SubmissionGrace))
+	d.decision.Submitted = true
+}
+
+// failSpec records a submission that cannot succeed until the spec changes.
+func (d *decider) failSpec(reason, msg string) {
+	d.status.SubmittedSpecHash = d.hash
+	d.setState(v1beta2.ApplicationStateFailedSubmission, msg)
+	d.setCondition(condDriverRequested, metav1.ConditionFalse, reason, msg, d.now)
+	d.decision.ValidationFailed = d.decision.ValidationFailed || reason == reasonInvalidSpec
+}
+
+func (d *decider) driverInfo(objs *driver.Objects) v1beta2.DriverInfo {
+	info := v1beta2.DriverInfo{PodName: objs.DriverPod.Name}
+	if svc := objs.UIService; svc != nil {
+		info.WebUIServiceName = svc.Name
+		if len(svc.Spec.Ports) > 0 {
+			info.WebUIPort = svc.Spec.Ports[0].Port
+		}
+		if ip := d.in.serviceClusterIP(svc.Name); ip != "" && ip != "None" && info.WebUIPort != 0 {
+			info.WebUIAddress = fmt.Sprintf("%s:%d", ip, info.WebUIPort)
+		}
+	}
+	if ing := objs.UIIngress; ing != nil {
+		info.WebUIIngressName = ing.Name
+		info.WebUIIngressAddress = ingressAddress(ing)
+	}
+	return info
+}
+
+// invalidate gives up the current attempt because the spec changed, and submits the new spec
+// once the old children are gone.
+func (d *decider) invalidate() {
+	d.decision.RestartReason = "SpecChanged"
+	d.resetAttempts()
+	if d.in.observedCount() == 0 {
+		d.submit()
+		return
+	}
+	d.setState(v1beta2.ApplicationStateInvalidating, "")
+}
+
+// resetAttempts clears what belongs to the previous spec, as the Kubeflow operator does when
+// it invalidates an application.
+func (d *decider) resetAttempts() {
+	st := &d.status
+	st.SubmissionAttempts = 0
+	st.ExecutionAttempts = 0
+	st.LastSubmissionAttemptTime = metav1.Time{}
+	st.TerminationTime = metav1.Time{}
+	st.SparkApplicationID = ""
+	st.SubmissionID = ""
+	st.DriverInfo = v1beta2.DriverInfo{}
+	st.ExecutorState = nil
+	st.AppState.ErrorMessage = ""
+	d.removeCondition(condDriverRequested, condDriverStarted, condDriverReady, condExecutorsReady,
+		condDriverMissing, condTimedOut, condFailed, condExpired)
+}
+
+// suspend releases every child and parks the application until spec.suspend is false again.
+func (d *decider) suspend() {
+	st := &d.status
+	st.SparkApplicationID = ""
+	st.DriverInfo = v1beta2.DriverInfo{}
+	st.ExecutorState = nil
+	st.AppState.ErrorMessage = ""
+	if d.in.observedCount() > 0 {
+		d.setState(v1beta2.ApplicationStateSuspending, "")
+		return
+	}
+	d.setState(v1beta2.ApplicationStateSuspended, "")
+}
+
+// retryRun waits out the retry interval of a failed attempt, then submits the next one.
+func (d *decider) retryRun() {
+	due := d.retryDue(d.spec.Spec.RestartPolicy.OnFailureRetryInterval, d.status.TerminationTime.Time)
+	if d.now.Before(due) {
+		d.wakeAt(due)
+		return
+	}
+	d.submitWhenClear(v1beta2.ApplicationStatePendingRerun)
+}
+
+// retryDue is when the next attempt may start: the interval grows linearly with the number of
+// submissions, as in the Kubeflow operator.
+func (d *decider) retryDue(intervalSeconds *int64, from time.Time) time.Time {
+	interval := v1beta2.DefaultRetryIntervalSeconds
+	if intervalSeconds != nil {
+		interval = *intervalSeconds
+	}
+	attempts := int64(max(d.status.SubmissionAttempts, 1))
+	return from.Add(time.Duration(interval*attempts) * time.Second)
+}
+
+// submissionFailed handles SUBMISSION_FAILED: an edited spec is submitted afresh, a failure
+// the spec caused waits for an edit, and a driver Pod that was never created is retried by
+// the restart policy.
+func (d *decider) submissionFailed() {
+	if d.status.SubmittedSpecHash != d.hash {
+		d.resetAttempts()
+		d.submitWhenClear(v1beta2.ApplicationStateFailedSubmission)
+		return
+	}
+	if c := d.condition(condDriverRequested); c != nil && (c.Reason == reasonInvalidSpec || c.Reason == reasonBuildFailed) {
+		return
+	}
+	if !d.shouldRetrySubmission() {
+		d.terminate(v1beta2.ApplicationStateFailed, d.status.AppState.ErrorMessage, d.now)
+		d.terminal()
+		return
+	}
+	due := d.retryDue(d.spec.Spec.RestartPolicy.OnSubmissionFailureRetryInterval, d.status.LastSubmissionAttemptTime.Time)
+	if d.now.Before(due) {
+		d.wakeAt(due)
+		return
+	}
+	d.submitWhenClear(v1beta2.ApplicationStateFailedSubmission)
+}
+
+func (d *decider) shouldRetrySubmission() bool {
+	rp := d.spec.Spec.RestartPolicy
+	switch rp.Type {
+	case v1beta2.RestartPolicyAlways:
+		return true
+	case v1beta2.RestartPolicyOnFailure:
+		return rp.OnSubmissionFailureRetries != nil && d.status.SubmissionAttempts <= *rp.OnSubmissionFailureRetries
+	}
+	return false
+}
+
+func (d *decider) shouldRetryRun() bool {
+	rp := d.spec.Spec.RestartPolicy
+	switch rp.Type {
+	case v1beta2.RestartPolicyAlways:
+		return true
+	case v1beta2.RestartPolicyOnFailure:
+		return rp.OnFailureRetries != nil && d.status.ExecutionAttempts <= *rp.OnFailureRetries
+	}
+	return false
+}
+
+// terminate records the end of the current attempt, keeping the first termination time seen.
+func (d *decider) terminate(state v1beta2.ApplicationStateType, msg string, at time.Time) {
+	if d.status.TerminationTime.IsZero() {
+		if at.IsZero() {
+			at = d.now
+		}
+		d.status.TerminationTime = metav1.NewTime(at.UTC().Truncate(time.Second))
+	}
+	d.setState(state, msg)
+}
+
+// attemptSucceeded handles a driver that exited 0.
+func (d *decider) attemptSucceeded(finished time.Time) {
+	if d.spec.Spec.RestartPolicy.Type == v1beta2.RestartPolicyAlways {
+		d.terminate(v1beta2.ApplicationStatePendingRerun, "", finished)
+		d.decision.RestartReason = "Always"
+		d.children = nil
+		return
+	}
+	d.terminate(v1beta2.ApplicationStateCompleted, "", finished)
+	d.terminal()
+}
+
+// attemptFailed handles a failed attempt: retried by the restart policy (its children are
+// released now, the next attempt starts after the retry interval) or final.
+func (d *decider) attemptFailed(reason, msg string, at time.Time) {
+	d.setCondition(condFailed, metav1.ConditionTrue, reason, msg, d.now)
+	if d.shouldRetryRun() {
+		d.terminate(v1beta2.ApplicationStateFailing, msg, at)
+		d.decision.RestartReason = reason
+		d.children = nil
+		d.wakeAt(d.retryDue(d.spec.Spec.RestartPolicy.OnFailureRetryInterval, d.status.TerminationTime.Time))
+		return
+	}
+	d.terminate(v1beta2.ApplicationStateFailed, msg, at)
+	d.terminal()
+}
+
+// terminal decides which children a terminated application keeps: the retain policy, then the
+// time to live. Only children that still exist are kept; nothing is created for a finished
+// application, and a driver Pod that has not terminated (a timed-out attempt) is released.
+func (d *decider) terminal() {
+	release := false
+	switch policy(d.spec.Spec.ResourceRetainPolicy) {
+	case v1beta2.ResourceRetainPolicyNever:
+		release = true
+	case v1beta2.ResourceRetainPolicyOnFailure:
+		release = d.status.AppState.State == v1beta2.ApplicationStateCompleted
+	}
+	if ttl := d.spec.Spec.TimeToLiveSeconds; ttl != nil && !d.status.TerminationTime.IsZero() {
+		expiry := d.status.TerminationTime.Add(time.Duration(max(*ttl, 0)) * time.Second)
+		if d.now.Before(expiry) {
+			d.wakeAt(expiry)
+		} else {
+			release = true
+			d.setCondition(condExpired, metav1.ConditionTrue, "TimeToLiveExpired",
+				fmt.Sprintf("timeToLiveSeconds (%d) passed since termination; all resources were released, delete the SparkApplication to remove it", *ttl), expiry)
+		}
+	}
+	if release {
+		d.children = nil
+		return
+	}
+	d.children = d.observedChildren(func(key string, pod *podView) bool {
+		return key != keyPod || terminatedPod(pod)
+	})
+}
+
+func policy(p *v1beta2.ResourceRetainPolicy) v1beta2.ResourceRetainPolicy {
+	if p == nil {
+		return v1beta2.DefaultResourceRetainPolicy
+	}
+	return *p
+}
+
+func (d *decider) setState(state v1beta2.ApplicationStateType, msg string) {
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage]
+	}
+	d.status.AppState = v1beta2.ApplicationState{State: state, ErrorMessage: msg}
+}
+
+// wakeAt asks for a sync at t, keeping the nearest of all requested instants.
+func (d *decider) wakeAt(t time.Time) {
+	if d.deadline.IsZero() || t.Before(d.deadline) {
+		d.deadline = t
+	}
+}
+
+func (d *decider) response() *metacontroller.SyncResponse {
+	d.decision.To = d.status.AppState.State
+	resp := &metacontroller.SyncResponse{Status: &d.status, Children: d.children}
+	if resp.Children == nil {
+		resp.Children = []any{}
+	}
+	if !d.deadline.IsZero() {
+		wait := d.deadline.Sub(d.realNow).Seconds()
+		resp.ResyncAfterSeconds = math.Max(1, math.Ceil(wait))
+	}
+	return resp
+}
+
+// ingressAddress is the URL of the UI behind an Ingress, from its first rule.
+func ingressAddress(ing *networkingv1.Ingress) string {
+	if len(ing.Spec.Rules) == 0 {
+		return ""
+	}
+	rule := ing.Spec.Rules[0]
+	scheme := "http"
+	if len(ing.Spec.TLS) > 0 {
+		scheme = "https"
+	}
+	path := ""
+	if rule.HTTP != nil && len(rule.HTTP.Paths) > 0 {
+		path = rule.HTTP.Paths[0].Path
+		// A regex path ("/ns/app(/|$)(.*)") serves the UI at its literal prefix.
+		if cut := strings.IndexAny(path, "(["); cut >= 0 {
+			path = path[:cut]
+		}
+	}
+	return scheme + "://" + rule.Host + strings.TrimSuffix(path, "/")
+}

@@ -1,0 +1,312 @@
+package sparkapp
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+)
+
+// track follows a submitted attempt through its driver Pod.
+func (d *decider) track() {
+	pod := d.currentDriver()
+	if pod == nil {
+		d.driverAbsent()
+		return
+	}
+	d.removeCondition(condDriverMissing)
+	d.refreshUIAddress()
+	obs := observeDriver(pod)
+	switch obs.state {
+	case v1beta2.DriverStatePending:
+		d.driverPending(obs)
+	case v1beta2.DriverStateRunning:
+		d.driverRunning(obs)
+	case v1beta2.DriverStateCompleted:
+		d.attemptSucceeded(obs.finished)
+		d.trackExecutors(time.Time{})
+	case v1beta2.DriverStateFailed:
+		d.attemptFailed(obs.reason, obs.message, obs.finished)
+		d.trackExecutors(time.Time{})
+	default:
+		d.setState(v1beta2.ApplicationStateUnknown, "the driver Pod's phase is Unknown: its node stopped reporting")
+		d.activeChildren(true)
+	}
+}
+
+// refreshUIAddress fills in the UI Service's cluster address once the Service exists: it is
+// allocated after the submission.
+func (d *decider) refreshUIAddress() {
+	info := &d.status.DriverInfo
+	if info.WebUIAddress != "" || info.WebUIServiceName == "" || info.WebUIPort == 0 {
+		return
+	}
+	if ip := d.in.serviceClusterIP(info.WebUIServiceName); ip != "" && ip != "None" {
+		info.WebUIAddress = fmt.Sprintf("%s:%d", ip, info.WebUIPort)
+	}
+}
+
+// currentDriver is the observed driver Pod of the current submission.
+func (d *decider) currentDriver() *podView {
+	for _, pod := range d.in.drivers {
+		if d.status.SubmissionID != "" && pod.Metadata.Labels[driver.LabelSubmissionID] == d.status.SubmissionID {
+			return pod
+		}
+	}
+	return nil
+}
+
+// driverAbsent handles an active attempt whose driver Pod is not among the children: not yet
+// created, or gone.
+func (d *decider) driverAbsent() {
+	if d.awaitingPod() {
+		due := d.status.LastSubmissionAttemptTime.Add(d.cfg.SubmissionGrace)
+		if d.now.Before(due) {
+			d.activeChildren(true)
+			d.wakeAt(due)
+			return
+		}
+		d.status.ExecutionAttempts = max(d.status.ExecutionAttempts-1, 0)
+		msg := fmt.Sprintf("driver Pod %s was not created within %s of the submission; look for quota, LimitRange or admission webhook errors in the events of namespace %s",
+			d.status.DriverInfo.PodName, d.cfg.SubmissionGrace, d.in.app.Namespace)
+		d.setState(v1beta2.ApplicationStateFailedSubmission, msg)
+		d.setCondition(condDriverRequested, metav1.ConditionFalse, ReasonDriverNotCreated, msg, d.now)
+		d.submissionFailed()
+		return
+	}
+
+	// A Pod that was seen and is now missing may be one stale read away: believe it only after
+	// a grace period, remembered in the DriverMissing condition.
+	missing := d.condition(condDriverMissing)
+	if missing == nil {
+		d.setCondition(condDriverMissing, metav1.ConditionTrue, ReasonDriverMissing,
+			fmt.Sprintf("driver Pod %s is not observed", d.status.DriverInfo.PodName), d.now)
+		missing = d.condition(condDriverMissing)
+	}
+	since := missing.LastTransitionTime.Time
+	if due := since.Add(d.cfg.MissingDriverGrace); d.now.Before(due) {
+		d.activeChildren(false)
+		d.wakeAt(due)
+		return
+	}
+	d.attemptFailed(ReasonDriverMissing,
+		fmt.Sprintf("driver Pod %s disappeared while the application ran (deleted by hand, or lost with its node)", d.status.DriverInfo.PodName), since)
+	d.trackExecutors(time.Time{})
+}
+
+// awaitingPod is true until the driver Pod of the current attempt has been seen once.
+func (d *decider) awaitingPod() bool {
+	c := d.condition(condDriverStarted)
+	return d.status.AppState.State == v1beta2.ApplicationStateSubmitted && c != nil && c.Reason == reasonAwaitingPod
+}
+
+func (d *decider) driverPending(obs driverObservation) {
+	d.setState(v1beta2.ApplicationStateSubmitted, "")
+	reason, msg := "Pending", "the driver Pod is waiting to be scheduled or started"
+	if obs.waiting != "" {
+		reason, msg = obs.waiting, "the driver container is waiting: "+obs.waiting
+		if obs.waitingOn != "" {
+			msg += ": " + obs.waitingOn
+		}
+	}
+	d.setCondition(condDriverStarted, metav1.ConditionFalse, conditionReason(reason), msg, d.now)
+	d.setCondition(condDriverReady, metav1.ConditionFalse, "DriverNotStarted", "the driver has not started", d.now)
+
+	created := obs.created
+	if created.IsZero() {
+		created = d.status.LastSubmissionAttemptTime.Time
+	}
+	switch obs.waiting {
+	case "InvalidImageName":
+		d.attemptFailed(ReasonInvalidImage, "the driver image name is invalid: "+obs.waitingOn, d.now)
+		return
+	case "ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError":
+		due := created.Add(d.cfg.ImagePullGrace)
+		if !d.now.Before(due) {
+			kind := ReasonImagePull
+			if obs.waiting == "CreateContainerConfigError" {
+				kind = ReasonContainerConfig
+			}
+			d.attemptFailed(kind, fmt.Sprintf("the driver container could not start for %s: %s", d.cfg.ImagePullGrace, msg), d.now)
+			return
+		}
+		d.wakeAt(due)
+	}
+	if t := d.timeouts().DriverStartSeconds; t != nil {
+		due := created.Add(time.Duration(*t) * time.Second)
+		if !d.now.Before(due) {
+			d.timedOut(ReasonDriverStartTimeout, fmt.Sprintf("the driver did not start within spec.timeouts.driverStartSeconds (%ds): %s", *t, msg))
+			return
+		}
+		d.wakeAt(due)
+	}
+	d.activeChildren(true)
+}
+
+func (d *decider) driverRunning(obs driverObservation) {
+	d.setState(v1beta2.ApplicationStateRunning, "")
+	started := obs.started
+	if started.IsZero() {
+		started = d.now
+	}
+	d.setCondition(condDriverStarted, metav1.ConditionTrue, "Started", "the driver container is running", started)
+	if !obs.ready.IsZero() {
+		d.setCondition(condDriverReady, metav1.ConditionTrue, "Ready", "the driver Pod is ready", obs.ready)
+	} else {
+		d.setCondition(condDriverReady, metav1.ConditionFalse, "NotReady", "the driver Pod is not ready", started)
+		if t := d.timeouts().DriverReadySeconds; t != nil {
+			due := started.Add(time.Duration(*t) * time.Second)
+			if !d.now.Before(due) {
+				d.timedOut(ReasonDriverReadyTimeout, fmt.Sprintf("the driver was not ready within spec.timeouts.driverReadySeconds (%ds) of starting", *t))
+				return
+			}
+			d.wakeAt(due)
+		}
+	}
+	if d.trackExecutors(obs.ready) {
+		return
+	}
+	d.activeChildren(true)
+}
+
+// timedOut fails the attempt because a start-up phase ran over its timeout.
+func (d *decider) timedOut(reason, msg string) {
+	d.setCondition(condTimedOut, metav1.ConditionTrue, reason, msg, d.now)
+	d.attemptFailed(reason, msg, d.now)
+}
+
+func (d *decider) timeouts() v1beta2.SparkApplicationTimeouts {
+	if t := d.spec.Spec.Timeouts; t != nil {
+		return *t
+	}
+	return v1beta2.SparkApplicationTimeouts{}
+}
+
+// minExecutors is the number of running executors at which the application counts as fully
+// started: executor.instances, or the dynamic allocation floor (at least one).
+func (d *decider) minExecutors() int {
+	spec := &d.spec.Spec
+	if v1beta2.DynamicAllocationEnabled(spec) {
+		n := int32(1)
+		if da := spec.DynamicAllocation; da != nil {
+			if da.MinExecutors != nil && *da.MinExecutors > n {
+				n = *da.MinExecutors
+			}
+		}
+		return int(n)
+	}
+	if spec.Executor.Instances != nil {
+		return int(*spec.Executor.Instances)
+	}
+	return int(v1beta2.DefaultExecutorInstances)
+}
+
+// trackExecutors refreshes executorState and the ExecutorsReady condition from the related
+// executor Pods of the current attempt. driverReady, when set, starts the executors' start-up
+// timeout; trackExecutors reports true when that timeout failed the attempt.
+func (d *decider) trackExecutors(driverReady time.Time) bool {
+	appID := d.status.SparkApplicationID
+	if appID == "" {
+		return false
+	}
+	limit := d.cfg.MaxTrackedExecutors
+	prev := d.status.ExecutorState
+	next := make(map[string]v1beta2.ExecutorState, min(len(d.in.execs), limit))
+	var counts [5]int // by executorStateIndex
+	total := 0
+	for _, pod := range d.in.execs {
+		if pod.Metadata.Labels[driver.LabelAppSelector] != appID {
+			continue
+		}
+		state := executorState(pod)
+		counts[executorStateIndex(state)]++
+		total++
+		if len(next) < limit {
+			next[pod.Metadata.Name] = state
+		}
+	}
+	// Executors that were tracked and are gone keep an entry, settled by how the application
+	// fared, so that the status tells what happened to each of them.
+	for _, name := range sortedNames(prev) {
+		if _, seen := next[name]; seen || len(next) >= limit {
+			continue
+		}
+		if d.observedExecutor(name) {
+			continue
+		}
+		state := prev[name]
+		if state == v1beta2.ExecutorStatePending || state == v1beta2.ExecutorStateRunning || state == v1beta2.ExecutorStateUnknown {
+			state = d.vanishedExecutorState()
+		}
+		next[name] = state
+	}
+	if len(next) == 0 {
+		next = nil
+	}
+	d.status.ExecutorState = next
+
+	running := counts[executorStateIndex(v1beta2.ExecutorStateRunning)]
+	want := d.minExecutors()
+	msg := fmt.Sprintf("%d of %d executors running (%d pending, %d completed, %d failed)", running, want,
+		counts[executorStateIndex(v1beta2.ExecutorStatePending)], counts[executorStateIndex(v1beta2.ExecutorStateCompleted)],
+		counts[executorStateIndex(v1beta2.ExecutorStateFailed)])
+	if total > limit {
+		msg += fmt.Sprintf("; executorState lists %d of %d executors", limit, total)
+	}
+	if running >= want && running > 0 {
+		d.setCondition(condExecutorsReady, metav1.ConditionTrue, "MinimumRunning", msg, d.now)
+		return false
+	}
+	prevCond := d.condition(condExecutorsReady)
+	if prevCond != nil && (prevCond.Status == metav1.ConditionTrue || prevCond.Reason == reasonExecutorsBelow) {
+		d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsBelow, msg, d.now)
+		return false
+	}
+	d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsStarting, msg, d.now)
+	if t := d.timeouts().ExecutorsStartSeconds; t != nil && !driverReady.IsZero() {
+		due := driverReady.Add(time.Duration(*t) * time.Second)
+		if !d.now.Before(due) {
+			d.timedOut(ReasonExecutorsTimeout, fmt.Sprintf("executors did not start within spec.timeouts.executorsStartSeconds (%ds) of the driver being ready: %s", *t, msg))
+			return true
+		}
+		d.wakeAt(due)
+	}
+	return false
+}
+
+func (d *decider) observedExecutor(name string) bool {
+	for _, pod := range d.in.execs {
+		if pod.Metadata.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// vanishedExecutorState settles an executor whose Pod is gone, as the Kubeflow operator does.
+func (d *decider) vanishedExecutorState() v1beta2.ExecutorState {
+	switch d.status.AppState.State {
+	case v1beta2.ApplicationStateCompleted:
+		return v1beta2.ExecutorStateCompleted
+	case v1beta2.ApplicationStateRunning:
+		return v1beta2.ExecutorStateUnknown
+	}
+	return v1beta2.ExecutorStateFailed
+}
+
+func executorStateIndex(s v1beta2.ExecutorState) int {
+	switch s {
+	case v1beta2.ExecutorStatePending:
+		return 0
+	case v1beta2.ExecutorStateRunning:
+		return 1
+	case v1beta2.ExecutorStateCompleted:
+		return 2
+	case v1beta2.ExecutorStateFailed:
+		return 3
+	}
+	return 4
+}

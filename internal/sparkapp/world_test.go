@@ -1,0 +1,277 @@
+package sparkapp
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/crdschema"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// world is a small stand-in for the API server, Metacontroller and the kubelet: it applies each
+// sync answer the way Metacontroller does (create missing children, delete undesired ones,
+// never update an existing Pod or ConfigMap, replace the status) and lets a test move Pods
+// through their phases.
+type world struct {
+	t        testing.TB
+	cfg      Config
+	now      time.Time
+	app      *v1beta2.SparkApplication
+	children map[string]map[string]map[string]any // key → name → object
+	execs    map[string]map[string]any            // related executor Pods
+	uids     int
+	syncs    int
+	last     *metacontroller.SyncResponse
+	lastErr  error
+	created  []string // "Kind/name" in creation order
+	// rejectPods makes every Pod creation fail, as a quota or an admission webhook would.
+	rejectPods bool
+	deleted    []string
+}
+
+var worldStart = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
+
+func newWorld(t testing.TB, appYAML string) *world {
+	t.Helper()
+	app := &v1beta2.SparkApplication{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(appYAML), app))
+	app.APIVersion, app.Kind = v1beta2.GroupVersion.String(), v1beta2.KindSparkApplication
+	if app.Namespace == "" {
+		app.Namespace = "default"
+	}
+	app.UID = "6a1c7d2e-0000-4000-8000-000000000001"
+	app.Generation = 1
+	cfg := DefaultConfig()
+	return &world{
+		t: t, cfg: cfg, now: worldStart, app: app,
+		children: map[string]map[string]map[string]any{keyPod: {}, keyConfigMap: {}, keyService: {}, keyIngress: {}},
+		execs:    map[string]map[string]any{},
+	}
+}
+
+func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
+	w.t.Helper()
+	parent, err := json.Marshal(w.app)
+	require.NoError(w.t, err)
+	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
+		Related: metacontroller.ChildMap{keyPod: {}}}
+	for key, objs := range w.children {
+		req.Children[key] = map[string]json.RawMessage{}
+		for name, obj := range objs {
+			req.Children[key][name] = mustJSON(w.t, obj)
+		}
+	}
+	for name, obj := range w.execs {
+		req.Related[keyPod][name] = mustJSON(w.t, obj)
+	}
+	return req
+}
+
+// sync runs the hook once and applies its answer. It returns the hook's error, after which
+// nothing was applied, as with Metacontroller.
+func (w *world) sync() error {
+	w.t.Helper()
+	w.syncs++
+	resp, _, err := Sync(w.request(false), w.now, w.cfg)
+	w.last, w.lastErr = resp, err
+	if err != nil {
+		return err
+	}
+	w.apply(resp)
+	return nil
+}
+
+// settle syncs until the answer stops changing anything, as Metacontroller would keep syncing
+// on every status write and child event. A hook that never settles hot-loops in a cluster.
+func (w *world) settle() {
+	w.t.Helper()
+	for i := 0; i < 20; i++ {
+		before := w.snapshot()
+		require.NoError(w.t, w.sync())
+		if reflect.DeepEqual(before, w.snapshot()) {
+			return
+		}
+	}
+	w.t.Fatalf("no fixed point after 20 syncs: state %s, status %s", w.state(), mustJSON(w.t, w.app.Status))
+}
+
+func (w *world) snapshot() string {
+	return string(mustJSON(w.t, w.app.Status)) + string(mustJSON(w.t, w.children))
+}
+
+func (w *world) apply(resp *metacontroller.SyncResponse) {
+	w.t.Helper()
+	desired := map[string]map[string]map[string]any{}
+	for _, child := range resp.Children {
+		obj := map[string]any{}
+		require.NoError(w.t, json.Unmarshal(mustJSON(w.t, child), &obj))
+		key := metacontroller.Key(obj["kind"].(string), obj["apiVersion"].(string))
+		name := obj["metadata"].(map[string]any)["name"].(string)
+		require.Contains(w.t, w.children, key, "child of an undeclared type %s", key)
+		if desired[key] == nil {
+			desired[key] = map[string]map[string]any{}
+		}
+		require.NotContains(w.t, desired[key], name, "child %s/%s returned twice", key, name)
+		desired[key][name] = obj
+	}
+	for key, objs := range w.children {
+		for name := range objs {
+			if _, ok := desired[key][name]; !ok {
+				delete(objs, name)
+				w.deleted = append(w.deleted, key+"/"+name)
+			}
+		}
+	}
+	for _, key := range sortedNames(desired) {
+		objs := desired[key]
+		for _, name := range sortedNames(objs) {
+			obj := objs[name]
+			if _, exists := w.children[key][name]; exists {
+				if key == keyService || key == keyIngress { // InPlace
+					w.children[key][name] = obj
+				}
+				continue
+			}
+			if key == keyPod && w.rejectPods {
+				continue
+			}
+			w.uids++
+			md := obj["metadata"].(map[string]any)
+			md["uid"] = fmt.Sprintf("child-%d", w.uids)
+			md["creationTimestamp"] = w.now.Format(time.RFC3339)
+			if key == keyPod {
+				obj["status"] = map[string]any{"phase": "Pending"}
+			}
+			if key == keyService {
+				spec := obj["spec"].(map[string]any)
+				if spec["clusterIP"] == nil {
+					spec["clusterIP"] = fmt.Sprintf("10.0.0.%d", w.uids)
+				}
+			}
+			w.children[key][name] = obj
+			w.created = append(w.created, key+"/"+name)
+		}
+	}
+	statusJSON := mustJSON(w.t, resp.Status)
+	w.checkSchema(statusJSON)
+	st := v1beta2.SparkApplicationStatus{}
+	require.NoError(w.t, json.Unmarshal(statusJSON, &st))
+	st.ObservedGeneration = w.app.Generation
+	w.app.Status = st
+}
+
+// checkSchema rejects a status the CRD would reject: in a cluster, Metacontroller's status
+// write would fail and every later sync with it.
+func (w *world) checkSchema(status []byte) {
+	w.t.Helper()
+	crd, err := loadCRD()
+	require.NoError(w.t, err)
+	obj := map[string]any{}
+	require.NoError(w.t, json.Unmarshal(mustJSON(w.t, w.app), &obj))
+	st := map[string]any{}
+	require.NoError(w.t, json.Unmarshal(status, &st))
+	obj["status"] = st
+	errs := crd.Validate(obj)
+	require.Empty(w.t, errs, "status rejected by the CRD schema: %v", errs)
+}
+
+var loadCRD = sync.OnceValues(func() (*crdschema.Validator, error) {
+	return crdschema.Load(filepath.Join("..", "..", "crds", "sparkoperator.k8s.io_sparkapplications.yaml"))
+})
+
+func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
+
+func (w *world) state() v1beta2.ApplicationStateType { return w.app.Status.AppState.State }
+
+// driverPod returns the observed driver Pod, failing the test when there is none.
+func (w *world) driverPod() map[string]any {
+	w.t.Helper()
+	for _, obj := range w.children[keyPod] {
+		return obj
+	}
+	w.t.Fatalf("no driver Pod; children deleted so far: %v", w.deleted)
+	return nil
+}
+
+func (w *world) hasDriver() bool { return len(w.children[keyPod]) > 0 }
+
+// setDriverStatus replaces the driver Pod's status, as the kubelet would.
+func (w *world) setDriverStatus(st corev1.PodStatus) {
+	w.t.Helper()
+	pod := w.driverPod()
+	obj := map[string]any{}
+	require.NoError(w.t, json.Unmarshal(mustJSON(w.t, st), &obj))
+	pod["status"] = obj
+}
+
+func (w *world) driverRunning(ready bool) {
+	start := metav1.NewTime(w.now)
+	st := corev1.PodStatus{
+		Phase: corev1.PodRunning,
+		ContainerStatuses: []corev1.ContainerStatus{{
+			Name: driverContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}},
+		}},
+	}
+	if ready {
+		st.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start}}
+	}
+	w.setDriverStatus(st)
+}
+
+func (w *world) driverExited(code int32, reason string) {
+	phase := corev1.PodSucceeded
+	if code != 0 {
+		phase = corev1.PodFailed
+	}
+	w.setDriverStatus(corev1.PodStatus{
+		Phase: phase,
+		ContainerStatuses: []corev1.ContainerStatus{{
+			Name: driverContainer,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: code, Reason: reason, StartedAt: metav1.NewTime(w.now.Add(-time.Minute)), FinishedAt: metav1.NewTime(w.now),
+			}},
+		}},
+	})
+}
+
+// addExecutors creates n executor Pods of the current attempt in the given phase.
+func (w *world) addExecutors(n int, phase corev1.PodPhase) {
+	w.t.Helper()
+	appID := w.app.Status.SparkApplicationID
+	require.NotEmpty(w.t, appID)
+	for i := 1; i <= n; i++ {
+		name := fmt.Sprintf("%s-exec-%d", w.app.Name, i)
+		w.execs[name] = map[string]any{
+			"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": name, "namespace": w.app.Namespace, "labels": map[string]any{
+				driver.LabelSparkRole: "executor", driver.LabelAppSelector: appID, "spark-exec-id": fmt.Sprint(i),
+				driver.LabelAppName: w.app.Name,
+			}},
+			"status": map[string]any{"phase": string(phase)},
+		}
+	}
+}
+
+func (w *world) editSpec(edit func(spec *v1beta2.SparkApplicationSpec)) {
+	edit(&w.app.Spec)
+	w.app.Generation++
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
