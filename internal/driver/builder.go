@@ -15,7 +15,7 @@ const (
 	propertiesPath        = sparkConfDir + "/" + propertiesFile
 	podTemplateDir        = "/opt/spark/pod-template"
 	podTemplateFile       = "pod-spec-template.yml"
-	executorTemplateKey   = "executor-pod-template.yaml"
+	executorTemplateKey   = "executor-pod-template.json"
 	metricsConfDir        = "/etc/metrics/conf"
 	hadoopConfDir         = "/etc/hadoop/conf"
 	userSparkConfDir      = "/etc/spark/conf"
@@ -49,7 +49,7 @@ type builder struct {
 	conf              properties
 
 	uiPath              string // path of the UI Ingress URL, "" for none or "/"
-	executorPodTemplate []byte // YAML, nil when Spark cannot use one
+	executorPodTemplate []byte // JSON, nil when Spark cannot use one
 	objs                Objects
 }
 

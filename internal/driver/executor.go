@@ -1,12 +1,12 @@
 package driver
 
 import (
+	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/mutate"
@@ -59,7 +59,9 @@ func (b *builder) executorTemplate() error {
 		}
 		b.conf.set("spark.kubernetes.executor.annotation."+mutate.CustomizationAnnotation, value)
 	}
-	data, err := yaml.Marshal(pod)
+	// JSON is YAML too, and Spark's template loader reads either; it is many times cheaper to
+	// write than YAML, and this runs on every sync.
+	data, err := json.MarshalIndent(pod, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode executor pod template: %w", err)
 	}
@@ -88,11 +90,10 @@ func ensureSparkContainer(pod *corev1.Pod, name string) int {
 }
 
 func isEmptyCustomization(c *mutate.Customization) bool {
-	empty := mutate.Customization{Version: c.Version}
-	data, err := yaml.Marshal(c)
+	data, err := json.Marshal(c)
 	if err != nil {
 		return false
 	}
-	none, _ := yaml.Marshal(&empty)
+	none, _ := json.Marshal(&mutate.Customization{Version: c.Version})
 	return string(data) == string(none)
 }

@@ -130,7 +130,9 @@ func goldenCases() []goldenCase {
 // TestGoldenCases writes (with -update) or checks the request of every golden case, built by
 // driving the in-test world to the moment the case records. TestGolden checks the responses.
 func TestGoldenCases(t *testing.T) {
-	for _, gc := range goldenCases() {
+	cases := append(goldenCases(), edgeCases()...)
+	cases = append(cases, exampleCases(t)...)
+	for _, gc := range cases {
 		hook := gc.hook
 		if hook == "" {
 			hook = "sync"
