@@ -74,25 +74,33 @@ func Build(app *v1beta2.SparkApplication, sub Submission, opts Options) (*Object
 		return nil, errors.New("build driver objects: no SparkApplication")
 	}
 	b := newBuilder(app, sub, opts)
-	for _, step := range []struct {
-		name string
-		run  func() error
-	}{
-		{"spark properties", b.sparkProperties},
-		{"ui", b.uiObjects},
-		{"monitoring", b.monitoring},
-		{"executor pod template", b.executorTemplate},
-		{"configmap", b.configMap},
-		{"driver pod", b.driverPod},
-		{"driver service", b.driverService},
-	} {
-		if err := step.run(); err != nil {
-			var be *BuildError
-			if errors.As(err, &be) {
-				return nil, err
-			}
-			return nil, buildErrorf("%s: %v", step.name, err)
-		}
+	// The order matters: the UI and monitoring add properties, the ConfigMap's name is its
+	// content's hash, and the driver Pod mounts the ConfigMap by name.
+	if err := b.sparkProperties(); err != nil {
+		return nil, wrapBuildError("spark properties", err)
 	}
+	if err := b.uiObjects(); err != nil {
+		return nil, wrapBuildError("ui", err)
+	}
+	b.monitoring()
+	if err := b.executorTemplate(); err != nil {
+		return nil, wrapBuildError("executor pod template", err)
+	}
+	if err := b.configMap(); err != nil {
+		return nil, wrapBuildError("configmap", err)
+	}
+	if err := b.driverPod(); err != nil {
+		return nil, wrapBuildError("driver pod", err)
+	}
+	b.driverService()
 	return &b.objs, nil
+}
+
+// wrapBuildError keeps a BuildError as it is, for the user, and names the step of any other.
+func wrapBuildError(step string, err error) error {
+	var be *BuildError
+	if errors.As(err, &be) {
+		return err
+	}
+	return buildErrorf("%s: %v", step, err)
 }

@@ -15,38 +15,35 @@ import (
 // options to spark-submit (later ones win, so typed fields override spec.sparkConf), and then
 // what spark-submit and its feature steps add, which override everything.
 func (b *builder) sparkProperties() error {
-	for _, step := range []func() error{
-		b.submitProperties,
-		b.dependencyProperties,
-		b.imageProperties,
-		b.userProperties,
-		b.driverProperties,
-		b.executorProperties,
-		b.nodeSelectorProperties,
-		b.dynamicAllocationProperties,
-		b.featureStepProperties,
-	} {
-		if err := step(); err != nil {
-			return err
-		}
+	b.submitProperties()
+	b.dependencyProperties()
+	b.imageProperties()
+	b.userProperties()
+	if err := b.driverProperties(); err != nil {
+		return err
 	}
+	if err := b.executorProperties(); err != nil {
+		return err
+	}
+	b.nodeSelectorProperties()
+	b.dynamicAllocationProperties()
+	b.featureStepProperties()
 	return nil
 }
 
 // submitProperties are what spark-submit derives from its own flags.
-func (b *builder) submitProperties() error {
+func (b *builder) submitProperties() {
 	c := b.conf
 	c.set("spark.app.name", b.app.Name)
 	c.set("spark.submit.deployMode", string(v1beta2.DeployModeCluster))
 	c.set("spark.kubernetes.namespace", b.namespace())
 	// The submission client waits for nothing here; the Kubeflow operator passes the same.
 	c.set("spark.kubernetes.submission.waitAppCompletion", "false")
-	return nil
 }
 
 // dependencyProperties are spark-submit's --jars, --packages, --py-files, ... as the
 // properties spark-submit turns them into.
-func (b *builder) dependencyProperties() error {
+func (b *builder) dependencyProperties() {
 	c, deps := b.conf, b.spec.Deps
 	jars := deps.Jars
 	if b.jvm() && b.spec.MainApplicationFile != nil && *b.spec.MainApplicationFile != "" {
@@ -69,10 +66,9 @@ func (b *builder) dependencyProperties() error {
 			c.set(d.key, strings.Join(d.list, ","))
 		}
 	}
-	return nil
 }
 
-func (b *builder) imageProperties() error {
+func (b *builder) imageProperties() {
 	c, s := b.conf, b.spec
 	c.setString("spark.kubernetes.container.image", s.Image)
 	c.setString("spark.kubernetes.container.image.pullPolicy", s.ImagePullPolicy)
@@ -81,11 +77,10 @@ func (b *builder) imageProperties() error {
 	}
 	c.setString("spark.kubernetes.pyspark.pythonVersion", s.PythonVersion)
 	c.setString("spark.kubernetes.memoryOverheadFactor", s.MemoryOverheadFactor)
-	return nil
 }
 
 // userProperties are spec.sparkConf and spec.hadoopConf.
-func (b *builder) userProperties() error {
+func (b *builder) userProperties() {
 	for k, v := range b.spec.SparkConf {
 		if k == "spark.kubernetes.driver.pod.name" {
 			continue // the builder decides the name, from the same inputs
@@ -94,7 +89,6 @@ func (b *builder) userProperties() error {
 	}
 	b.conf.setMap("spark.hadoop.", b.spec.HadoopConf)
 	b.conf.set("spark.kubernetes.driver.pod.name", b.driverPodName)
-	return nil
 }
 
 func (b *builder) driverProperties() error {
@@ -250,15 +244,14 @@ func (b *builder) volume(name string) *corev1.Volume {
 	return nil
 }
 
-func (b *builder) nodeSelectorProperties() error {
+func (b *builder) nodeSelectorProperties() {
 	b.conf.setMap("spark.kubernetes.node.selector.", b.spec.NodeSelector)
-	return nil
 }
 
-func (b *builder) dynamicAllocationProperties() error {
+func (b *builder) dynamicAllocationProperties() {
 	da := b.spec.DynamicAllocation
 	if da == nil || !da.Enabled {
-		return nil
+		return
 	}
 	c := b.conf
 	c.set("spark.dynamicAllocation.enabled", "true")
@@ -270,12 +263,11 @@ func (b *builder) dynamicAllocationProperties() error {
 	if da.ShuffleTrackingTimeout != nil {
 		c.set("spark.dynamicAllocation.shuffleTracking.timeout", strconv.FormatInt(*da.ShuffleTrackingTimeout, 10))
 	}
-	return nil
 }
 
 // featureStepProperties are what spark-submit and Spark's driver feature steps write, last, so
 // nothing the user sets can break the contract between the Pod and its properties.
-func (b *builder) featureStepProperties() error {
+func (b *builder) featureStepProperties() {
 	c := b.conf
 	c.set("spark.master", "k8s://https://kubernetes.default.svc:443")
 	c.set("spark.app.id", b.sub.AppID)
@@ -304,7 +296,6 @@ func (b *builder) featureStepProperties() error {
 	}
 	c.set("spark.kubernetes.resource.type", resourceType)
 	c.setIfAbsent("spark.kubernetes.executor.podNamePrefix", b.executorPodNamePrefix())
-	return nil
 }
 
 // executorPodNamePrefix names executors <app>-<8 hex of the attempt>-exec-<n>: recognisable,

@@ -54,10 +54,10 @@ rules:
 // monitoring sets up Prometheus scraping as the Kubeflow operator does: Spark reports to JMX,
 // the JMX exporter agent serves it on a port of each exposed role, and the configuration
 // travels in a ConfigMap mounted at /etc/metrics/conf.
-func (b *builder) monitoring() error {
+func (b *builder) monitoring() {
 	m := b.spec.Monitoring
 	if m == nil || m.Prometheus == nil {
-		return nil
+		return
 	}
 	p := m.Prometheus
 	c := b.conf
@@ -115,7 +115,6 @@ func (b *builder) monitoring() error {
 		c.set(prefix+"prometheus.io/port", strconv.Itoa(int(port)))
 		c.set(prefix+"prometheus.io/path", "/metrics")
 	}
-	return nil
 }
 
 // metricsCustomization adds, to a role's Pods, the metrics ConfigMap and the exporter's port.

@@ -66,23 +66,24 @@ func (b *builder) driverPod() error {
 		Annotations: pod.Annotations,
 	}
 	d := &driverPodBuild{builder: b, pod: pod, spark: ensureSparkContainer(pod, DriverContainerName)}
-	for _, step := range []struct {
-		name string
-		run  func() error
-	}{
-		{"BasicDriverFeatureStep", d.basicDriver},
-		{"MountSecretsFeatureStep", d.mountSecrets},
-		{"EnvSecretsFeatureStep", d.envSecrets},
-		{"DriverCommandFeatureStep", d.driverCommand},
-		{"PodTemplateConfigMapStep", d.podTemplateVolume},
-		{"customizations", d.customize},
-		{"LocalDirsFeatureStep", d.localDirs},
-		{"conf volume", d.confVolume},
-	} {
-		if err := step.run(); err != nil {
-			return fmt.Errorf("%s: %w", step.name, err)
-		}
+	ctr := d.container()
+	// Room for what the steps add, so that the appends below do not reallocate.
+	ctr.Env = slices.Grow(ctr.Env, 8)
+	ctr.VolumeMounts = slices.Grow(ctr.VolumeMounts, 4)
+	pod.Spec.Volumes = slices.Grow(pod.Spec.Volumes, 4)
+	// Spark's feature steps, in KubernetesDriverBuilder's order.
+	if err := d.basicDriver(); err != nil {
+		return fmt.Errorf("BasicDriverFeatureStep: %w", err)
 	}
+	d.mountSecrets()
+	if err := d.envSecrets(); err != nil {
+		return fmt.Errorf("EnvSecretsFeatureStep: %w", err)
+	}
+	d.driverCommand()
+	d.podTemplateVolume()
+	d.customize()
+	d.localDirs()
+	d.confVolume()
 	b.objs.DriverPod = pod
 	return nil
 }
@@ -94,6 +95,9 @@ func (d *driverPodBuild) basicDriver() error {
 	appID := d.sub.AppID
 
 	labels := prefixed(c, "spark.kubernetes.driver.label.")
+	if labels == nil {
+		labels = map[string]string{}
+	}
 	if d.version.atLeast(4, 0) {
 		substituteAppID(labels, appID)
 	}
@@ -232,7 +236,7 @@ func (d *driverPodBuild) resources() error {
 }
 
 // mountSecrets is Spark's MountSecretsFeatureStep: spark.kubernetes.driver.secrets.<name>=<path>.
-func (d *driverPodBuild) mountSecrets() error {
+func (d *driverPodBuild) mountSecrets() {
 	secrets := prefixed(d.conf, "spark.kubernetes.driver.secrets.")
 	for _, name := range sortedKeys(secrets) {
 		vol := boundedVolumeName(name, "-volume")
@@ -241,7 +245,6 @@ func (d *driverPodBuild) mountSecrets() error {
 			corev1.VolumeMount{Name: vol, MountPath: secrets[name]},
 		)
 	}
-	return nil
 }
 
 // envSecrets is Spark's EnvSecretsFeatureStep: spark.kubernetes.driver.secretKeyRef.<ENV>=<secret>:<key>.
@@ -262,7 +265,7 @@ func (d *driverPodBuild) envSecrets() error {
 // driverCommand is Spark's DriverCommandFeatureStep: the arguments the image's entrypoint turns
 // into an in-pod spark-submit. Before Spark 3.1 the entrypoint had separate Python and R modes
 // that read the resource and arguments from the environment.
-func (d *driverPodBuild) driverCommand() error {
+func (d *driverPodBuild) driverCommand() {
 	s := d.spec
 	resource := "spark-internal"
 	if s.MainApplicationFile != nil && *s.MainApplicationFile != "" {
@@ -325,7 +328,6 @@ func (d *driverPodBuild) driverCommand() error {
 		args = append(args, s.Arguments...)
 	}
 	d.container().Args = args
-	return nil
 }
 
 // resolveLocal turns local:// URIs into the path inside the image, as Spark's
@@ -339,27 +341,25 @@ func resolveLocal(uri string) string {
 
 // podTemplateVolume is Spark's PodTemplateConfigMapStep: the executor pod template, mounted
 // where spark.kubernetes.executor.podTemplateFile points.
-func (d *driverPodBuild) podTemplateVolume() error {
+func (d *driverPodBuild) podTemplateVolume() {
 	if d.executorPodTemplate == nil {
-		return nil
+		return
 	}
 	d.addVolume(
 		configMapVolume(podTemplateVolumeName, d.objs.ConfigMap.Name, corev1.KeyToPath{Key: executorTemplateKey, Path: podTemplateFile, Mode: mode0644()}),
 		corev1.VolumeMount{Name: podTemplateVolumeName, MountPath: podTemplateDir},
 	)
-	return nil
 }
 
 // customize merges the driver customizations (spec.driver env, volumes, affinity, sidecars...)
 // with the webhook's rules.
-func (d *driverPodBuild) customize() error {
+func (d *driverPodBuild) customize() {
 	mutate.ApplyCustomization(d.pod, d.customization(d.driverRole()))
-	return nil
 }
 
 // localDirs is Spark's LocalDirsFeatureStep: scratch space for shuffle and spill, unless the
 // Pod already mounts spark-local-dir-* volumes, which then serve instead.
-func (d *driverPodBuild) localDirs() error {
+func (d *driverPodBuild) localDirs() {
 	ctr := d.container()
 	var dirs []string
 	for _, m := range ctr.VolumeMounts {
@@ -386,12 +386,11 @@ func (d *driverPodBuild) localDirs() error {
 		}
 	}
 	d.addEnv(corev1.EnvVar{Name: "SPARK_LOCAL_DIRS", Value: strings.Join(dirs, ",")})
-	return nil
 }
 
 // confVolume mounts spark.properties at /opt/spark/conf, as spark-submit's Client does after
 // the feature steps.
-func (d *driverPodBuild) confVolume() error {
+func (d *driverPodBuild) confVolume() {
 	d.addVolume(
 		configMapVolume(confVolumeName, d.objs.ConfigMap.Name, corev1.KeyToPath{Key: propertiesFile, Path: propertiesFile, Mode: mode0644()}),
 		corev1.VolumeMount{Name: confVolumeName, MountPath: sparkConfDir},
@@ -403,7 +402,6 @@ func (d *driverPodBuild) confVolume() error {
 		confDir = userSparkConfDir
 	}
 	d.addEnv(corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: confDir})
-	return nil
 }
 
 func mode0644() *int32 {
@@ -411,11 +409,15 @@ func mode0644() *int32 {
 	return &m
 }
 
-// prefixed returns the properties under prefix, with the prefix removed.
+// prefixed returns the properties under prefix, with the prefix removed; nil when there are
+// none, which is the common case and costs nothing.
 func prefixed(c properties, prefix string) map[string]string {
-	out := map[string]string{}
+	var out map[string]string
 	for k, v := range c {
 		if rest, ok := strings.CutPrefix(k, prefix); ok && rest != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
 			out[rest] = v
 		}
 	}

@@ -8,9 +8,12 @@ import (
 
 // driverService is Spark's DriverServiceFeatureStep: the headless Service whose name is the
 // first label of spark.driver.host, through which executors reach the driver.
-func (b *builder) driverService() error {
+func (b *builder) driverService() {
 	c := b.conf
 	labels := prefixed(c, "spark.kubernetes.driver.service.label.")
+	if labels == nil {
+		labels = map[string]string{}
+	}
 	labels[LabelAppSelector] = b.sub.AppID
 	labels[LabelAppName] = b.app.Name
 	svc := &corev1.Service{
@@ -49,7 +52,6 @@ func (b *builder) driverService() error {
 		}
 	}
 	b.objs.DriverService = svc
-	return nil
 }
 
 func nilIfEmpty(m map[string]string) map[string]string {
