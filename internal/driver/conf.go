@@ -12,11 +12,12 @@ import (
 )
 
 // sparkProperties writes spark.properties in the order the Kubeflow operator passes --conf
-// options to spark-submit (later ones win, so typed fields override spec.sparkConf), and then
-// what spark-submit and its feature steps add, which override everything.
+// options to spark-submit (later ones win, so typed fields override spec.sparkConf), then the
+// properties of spark-submit's own flags (--name, --deploy-mode, --jars, ...), which win over
+// any --conf of the same key, and then what spark-submit and its feature steps add, which
+// override everything.
 func (b *builder) sparkProperties() error {
-	b.submitProperties()
-	b.dependencyProperties()
+	b.namespaceProperties()
 	b.imageProperties()
 	b.userProperties()
 	if err := b.driverProperties(); err != nil {
@@ -27,26 +28,37 @@ func (b *builder) sparkProperties() error {
 	}
 	b.nodeSelectorProperties()
 	b.dynamicAllocationProperties()
+	b.submitProperties()
+	b.dependencyProperties()
 	b.featureStepProperties()
 	return nil
 }
 
-// submitProperties are what spark-submit derives from its own flags.
-func (b *builder) submitProperties() {
+// namespaceProperties are the first --conf options the Kubeflow operator passes.
+func (b *builder) namespaceProperties() {
 	c := b.conf
-	c.set("spark.app.name", b.app.Name)
-	c.set("spark.submit.deployMode", string(v1beta2.DeployModeCluster))
 	c.set("spark.kubernetes.namespace", b.namespace())
 	// The submission client waits for nothing here; the Kubeflow operator passes the same.
 	c.set("spark.kubernetes.submission.waitAppCompletion", "false")
 }
 
+// submitProperties are what spark-submit derives from its --name and --deploy-mode flags.
+func (b *builder) submitProperties() {
+	c := b.conf
+	c.set("spark.app.name", b.app.Name)
+	c.set("spark.submit.deployMode", string(v1beta2.DeployModeCluster))
+}
+
 // dependencyProperties are spark-submit's --jars, --packages, --py-files, ... as the
-// properties spark-submit turns them into.
+// properties spark-submit turns them into. Kubeflow passes a flag only for a non-empty list;
+// without it the --conf value stays.
 func (b *builder) dependencyProperties() {
 	c, deps := b.conf, b.spec.Deps
 	jars := deps.Jars
 	if b.jvm() && b.spec.MainApplicationFile != nil && *b.spec.MainApplicationFile != "" {
+		if len(jars) == 0 {
+			jars = splitList(c.get("spark.jars"))
+		}
 		// spark-submit adds the primary jar of a JVM application to spark.jars.
 		jars = append(append([]string(nil), jars...), *b.spec.MainApplicationFile)
 	}
@@ -94,7 +106,11 @@ func (b *builder) userProperties() {
 func (b *builder) driverProperties() error {
 	c, d := b.conf, &b.spec.Driver
 	b.operatorLabels("spark.kubernetes.driver.label.", d.Labels)
-	c.setString("spark.kubernetes.driver.container.image", d.Image)
+	// The role's image, else spec.image, as Kubeflow passes it: it wins over a role image in
+	// spec.sparkConf, like every typed field.
+	if image := b.image(&d.SparkPodSpec); image != "" {
+		c.set("spark.kubernetes.driver.container.image", image)
+	}
 	c.setInt("spark.driver.cores", d.Cores)
 	c.setString("spark.kubernetes.driver.request.cores", d.CoreRequest)
 	c.setString("spark.kubernetes.driver.limit.cores", d.CoreLimit)
@@ -113,7 +129,9 @@ func (b *builder) executorProperties() error {
 	c, e := b.conf, &b.spec.Executor
 	b.operatorLabels("spark.kubernetes.executor.label.", e.Labels)
 	c.setInt("spark.executor.instances", e.Instances)
-	c.setString("spark.kubernetes.executor.container.image", e.Image)
+	if image := b.image(&e.SparkPodSpec); image != "" {
+		c.set("spark.kubernetes.executor.container.image", image)
+	}
 	c.setInt("spark.executor.cores", e.Cores)
 	c.setString("spark.kubernetes.executor.request.cores", e.CoreRequest)
 	c.setString("spark.kubernetes.executor.limit.cores", e.CoreLimit)

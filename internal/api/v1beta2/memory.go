@@ -33,10 +33,7 @@ func sparkByteUnit(suffix string) (int64, bool) {
 	return 0, false
 }
 
-var (
-	sparkByteString     = regexp.MustCompile(`^([0-9]+)([a-z]+)?$`)
-	sparkFractionString = regexp.MustCompile(`^([0-9]+\.[0-9]+)([a-z]+)?$`)
-)
+var sparkFractionString = regexp.MustCompile(`^([0-9]+\.[0-9]+)([a-z]+)?$`)
 
 // ParseSparkMemory parses a memory setting the way Spark parses spark.driver.memory,
 // spark.executor.memory and their memoryOverhead: surrounding spaces are ignored, the unit is
@@ -58,26 +55,44 @@ func ParseSparkMemory(s string) (int64, error) {
 // errors, which show it already.
 func sparkMemoryBytes(s string) (int64, error) {
 	lower := strings.ToLower(strings.TrimSpace(s))
-	m := sparkByteString.FindStringSubmatch(lower)
-	if m == nil {
+	digits, suffix, ok := splitByteString(lower)
+	if !ok {
 		if sparkFractionString.MatchString(lower) {
 			return 0, errors.New("Spark does not accept fractions: use a whole number of a smaller unit, for example 1536m instead of 1.5g")
 		}
 		return 0, errors.New("not a Spark memory size: use a whole number with an optional unit b, k, m, g, t or p, for example 512m or 2g (no unit means MiB)")
 	}
 	unit := MiB
-	if m[2] != "" {
-		u, ok := sparkByteUnit(m[2])
+	if suffix != "" {
+		u, ok := sparkByteUnit(suffix)
 		if !ok {
-			return 0, fmt.Errorf("unknown unit %q: use b, k, m, g, t or p (optionally followed by b)", m[2])
+			return 0, fmt.Errorf("unknown unit %q: use b, k, m, g, t or p (optionally followed by b)", suffix)
 		}
 		unit = u
 	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
+	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || n > math.MaxInt64/unit {
 		return 0, errors.New("too large")
 	}
 	return n * unit, nil
+}
+
+// splitByteString splits a "<digits><lower-case letters>" string, the shape Spark's byte
+// strings have, without a regular expression's allocations: every sync parses several.
+func splitByteString(s string) (digits, suffix string, ok bool) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return "", "", false
+	}
+	for j := i; j < len(s); j++ {
+		if s[j] < 'a' || s[j] > 'z' {
+			return "", "", false
+		}
+	}
+	return s[:i], s[i:], true
 }
 
 // ParseMemoryLimit parses a memoryLimit field. A value with a lower-case Spark unit ("4g",
@@ -94,8 +109,8 @@ func ParseMemoryLimit(s string) (resource.Quantity, error) {
 
 func memoryLimitQuantity(s string) (resource.Quantity, error) {
 	trimmed := strings.TrimSpace(s)
-	if m := sparkByteString.FindStringSubmatch(trimmed); m != nil && m[2] != "" {
-		if _, ok := sparkByteUnit(m[2]); ok {
+	if _, suffix, ok := splitByteString(trimmed); ok && suffix != "" {
+		if _, ok := sparkByteUnit(suffix); ok {
 			bytes, err := sparkMemoryBytes(trimmed)
 			if err != nil {
 				return resource.Quantity{}, err

@@ -40,8 +40,8 @@ func ValidateScheduledSparkApplication(ssa *ScheduledSparkApplication) field.Err
 		errs = append(errs, field.NotSupported(spec.Child("concurrencyPolicy"), ssa.Spec.ConcurrencyPolicy,
 			[]ConcurrencyPolicy{ConcurrencyAllow, ConcurrencyForbid, ConcurrencyReplace}))
 	}
-	errs = append(errs, nonNegative32(spec.Child("successfulRunHistoryLimit"), ssa.Spec.SuccessfulRunHistoryLimit)...)
-	errs = append(errs, nonNegative32(spec.Child("failedRunHistoryLimit"), ssa.Spec.FailedRunHistoryLimit)...)
+	errs = append(errs, nonNegative32(spec, "successfulRunHistoryLimit", ssa.Spec.SuccessfulRunHistoryLimit)...)
+	errs = append(errs, nonNegative32(spec, "failedRunHistoryLimit", ssa.Spec.FailedRunHistoryLimit)...)
 	return append(errs, ValidateSparkApplicationSpec(&ssa.Spec.Template, ssa.Namespace, spec.Child("template"))...)
 }
 
@@ -367,9 +367,9 @@ func (v *specValidator) role(p *field.Path, role string, ps *SparkPodSpec) {
 			v.add(field.Required(kp.Child("key"), "the key of the Secret to read"))
 		}
 	}
-	v.add(metav1validation.ValidateLabels(ps.Labels, p.Child("labels"))...)
-	v.add(apivalidation.ValidateAnnotations(ps.Annotations, p.Child("annotations"))...)
-	v.add(metav1validation.ValidateLabels(ps.NodeSelector, p.Child("nodeSelector"))...)
+	v.add(validLabels(ps.Labels, p, "labels")...)
+	v.add(validAnnotations(ps.Annotations, p, "annotations")...)
+	v.add(validLabels(ps.NodeSelector, p, "nodeSelector")...)
 
 	volumes := v.volumeNames()
 	for i, m := range ps.VolumeMounts {
@@ -428,8 +428,8 @@ func (v *specValidator) driver() {
 	}
 	request := v.coreRequest(p, d.CoreRequest, d.Cores)
 	v.coreRequestWithinLimit(p, request, d.CoreLimit)
-	v.add(metav1validation.ValidateLabels(d.ServiceLabels, p.Child("serviceLabels"))...)
-	v.add(apivalidation.ValidateAnnotations(d.ServiceAnnotations, p.Child("serviceAnnotations"))...)
+	v.add(validLabels(d.ServiceLabels, p, "serviceLabels")...)
+	v.add(validAnnotations(d.ServiceAnnotations, p, "serviceAnnotations")...)
 	v.add(ports(p.Child("ports"), d.Ports)...)
 	if d.PriorityClassName != nil {
 		v.add(subdomain(p.Child("priorityClassName"), *d.PriorityClassName)...)
@@ -508,10 +508,10 @@ func (v *specValidator) restartPolicy() {
 		v.add(field.NotSupported(p.Child("type"), rp.Type,
 			[]RestartPolicyType{RestartPolicyNever, RestartPolicyOnFailure, RestartPolicyAlways}))
 	}
-	v.add(nonNegative32(p.Child("onSubmissionFailureRetries"), rp.OnSubmissionFailureRetries)...)
-	v.add(nonNegative32(p.Child("onFailureRetries"), rp.OnFailureRetries)...)
-	v.add(positiveSeconds(p.Child("onSubmissionFailureRetryInterval"), rp.OnSubmissionFailureRetryInterval)...)
-	v.add(positiveSeconds(p.Child("onFailureRetryInterval"), rp.OnFailureRetryInterval)...)
+	v.add(nonNegative32(p, "onSubmissionFailureRetries", rp.OnSubmissionFailureRetries)...)
+	v.add(nonNegative32(p, "onFailureRetries", rp.OnFailureRetries)...)
+	v.add(positiveSeconds(p, "onSubmissionFailureRetryInterval", rp.OnSubmissionFailureRetryInterval)...)
+	v.add(positiveSeconds(p, "onFailureRetryInterval", rp.OnFailureRetryInterval)...)
 }
 
 // dynamicAllocation checks the bounds Spark's ExecutorAllocationManager would reject at start,
@@ -522,8 +522,8 @@ func (v *specValidator) dynamicAllocation() {
 		return
 	}
 	p := v.path.Child("dynamicAllocation")
-	v.add(nonNegative32(p.Child("minExecutors"), da.MinExecutors)...)
-	v.add(nonNegative32(p.Child("initialExecutors"), da.InitialExecutors)...)
+	v.add(nonNegative32(p, "minExecutors", da.MinExecutors)...)
+	v.add(nonNegative32(p, "initialExecutors", da.InitialExecutors)...)
 	if da.ShuffleTrackingTimeout != nil && *da.ShuffleTrackingTimeout < 0 {
 		v.add(field.Invalid(p.Child("shuffleTrackingTimeout"), *da.ShuffleTrackingTimeout, "must be >= 0 milliseconds"))
 	}
@@ -581,9 +581,9 @@ func (v *specValidator) ui() {
 			}
 		}
 		v.add(serviceType(p.Child("serviceType"), ui.ServiceType)...)
-		v.add(metav1validation.ValidateLabels(ui.ServiceLabels, p.Child("serviceLabels"))...)
-		v.add(apivalidation.ValidateAnnotations(ui.ServiceAnnotations, p.Child("serviceAnnotations"))...)
-		v.add(apivalidation.ValidateAnnotations(ui.IngressAnnotations, p.Child("ingressAnnotations"))...)
+		v.add(validLabels(ui.ServiceLabels, p, "serviceLabels")...)
+		v.add(validAnnotations(ui.ServiceAnnotations, p, "serviceAnnotations")...)
+		v.add(validAnnotations(ui.IngressAnnotations, p, "ingressAnnotations")...)
 	}
 
 	ports := map[int32]bool{}
@@ -615,9 +615,9 @@ func (v *specValidator) ui() {
 			formats[opt.IngressURLFormat] = true
 		}
 		v.add(serviceType(p.Child("serviceType"), opt.ServiceType)...)
-		v.add(metav1validation.ValidateLabels(opt.ServiceLabels, p.Child("serviceLabels"))...)
-		v.add(apivalidation.ValidateAnnotations(opt.ServiceAnnotations, p.Child("serviceAnnotations"))...)
-		v.add(apivalidation.ValidateAnnotations(opt.IngressAnnotations, p.Child("ingressAnnotations"))...)
+		v.add(validLabels(opt.ServiceLabels, p, "serviceLabels")...)
+		v.add(validAnnotations(opt.ServiceAnnotations, p, "serviceAnnotations")...)
+		v.add(validAnnotations(opt.IngressAnnotations, p, "ingressAnnotations")...)
 	}
 }
 
@@ -698,18 +698,35 @@ func cpuQuantity(p *field.Path, s string) field.ErrorList {
 	return nil
 }
 
-func nonNegative32(p *field.Path, n *int32) field.ErrorList {
+// Checks of optional fields take the parent path and the field's name, and build the field's
+// path only for an error: a sync validates every spec, and most fields are fine or unset.
+
+func nonNegative32(parent *field.Path, name string, n *int32) field.ErrorList {
 	if n != nil && *n < 0 {
-		return field.ErrorList{field.Invalid(p, *n, "must be >= 0")}
+		return field.ErrorList{field.Invalid(parent.Child(name), *n, "must be >= 0")}
 	}
 	return nil
 }
 
-func positiveSeconds(p *field.Path, n *int64) field.ErrorList {
+func positiveSeconds(parent *field.Path, name string, n *int64) field.ErrorList {
 	if n != nil && *n <= 0 {
-		return field.ErrorList{field.Invalid(p, *n, "must be > 0 seconds")}
+		return field.ErrorList{field.Invalid(parent.Child(name), *n, "must be > 0 seconds")}
 	}
 	return nil
+}
+
+func validLabels(m map[string]string, parent *field.Path, name string) field.ErrorList {
+	if len(m) == 0 {
+		return nil
+	}
+	return metav1validation.ValidateLabels(m, parent.Child(name))
+}
+
+func validAnnotations(m map[string]string, parent *field.Path, name string) field.ErrorList {
+	if len(m) == 0 {
+		return nil
+	}
+	return apivalidation.ValidateAnnotations(m, parent.Child(name))
 }
 
 func portNumber(p *field.Path, port int32) field.ErrorList {
