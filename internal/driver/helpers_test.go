@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/javaprops"
 )
 
 const (
@@ -103,7 +104,7 @@ func sparkProps(t testing.TB, objs *Objects) map[string]string {
 	require.NotNil(t, objs.ConfigMap)
 	text, ok := objs.ConfigMap.Data[propertiesFile]
 	require.True(t, ok, "the ConfigMap has no %s", propertiesFile)
-	props, err := loadJavaProperties(text)
+	props, err := javaprops.Parse(text)
 	require.NoError(t, err)
 	return props
 }

@@ -23,8 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf16"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +30,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/javaprops"
 )
 
 const (
@@ -344,7 +343,7 @@ func kfLoadCases(t *testing.T) []*kfCase {
 		if !ok {
 			t.Fatalf("%s: the ConfigMap %s has no spark.properties", file, objs.ConfigMap.Name)
 		}
-		ours, err := readJavaProperties(props)
+		ours, err := javaprops.Parse(props)
 		if err != nil {
 			t.Fatalf("%s: spark.properties: %v", file, err)
 		}
@@ -604,156 +603,4 @@ func kfSortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// readJavaProperties reads a properties file by the rules of java.util.Properties.load, as the
-// driver reads spark.properties: natural lines end at \n, \r or \r\n; a line ending in an odd
-// number of backslashes continues on the next one, whose leading white space is dropped; blank
-// lines and lines whose first non-blank character is # or ! are comments; the key ends at the
-// first unescaped '=', ':' or white space, followed by blanks and at most one '=' or ':'; escapes
-// \t \n \r \f \uXXXX are decoded and any other escaped character stands for itself. A repeated
-// key keeps its last value.
-func readJavaProperties(data string) (map[string]string, error) {
-	out := map[string]string{}
-	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(data, "\r\n", "\n"), "\r", "\n"), "\n")
-	for i := 0; i < len(lines); i++ {
-		line := strings.TrimLeft(lines[i], " \t\f")
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
-		}
-		for kfOddTrailingBackslashes(line) {
-			line = line[:len(line)-1]
-			if i+1 >= len(lines) {
-				break
-			}
-			i++
-			line += strings.TrimLeft(lines[i], " \t\f")
-		}
-		key, value, err := kfSplitProperty(line)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", i+1, err)
-		}
-		out[key] = value
-	}
-	return out, nil
-}
-
-func kfOddTrailingBackslashes(s string) bool {
-	n := 0
-	for i := len(s) - 1; i >= 0 && s[i] == '\\'; i-- {
-		n++
-	}
-	return n%2 == 1
-}
-
-func kfSplitProperty(line string) (string, string, error) {
-	end := len(line)
-	for i := 0; i < len(line); i++ {
-		if line[i] == '\\' {
-			i++
-			continue
-		}
-		if strings.IndexByte("=: \t\f", line[i]) >= 0 {
-			end = i
-			break
-		}
-	}
-	rest := strings.TrimLeft(line[end:], " \t\f")
-	if rest != "" && (rest[0] == '=' || rest[0] == ':') {
-		rest = strings.TrimLeft(rest[1:], " \t\f")
-	}
-	key, err := kfUnescape(line[:end])
-	if err != nil {
-		return "", "", err
-	}
-	value, err := kfUnescape(rest)
-	return key, value, err
-}
-
-func kfUnescape(s string) (string, error) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' {
-			b.WriteByte(s[i])
-			continue
-		}
-		i++
-		if i >= len(s) {
-			break // a lone trailing backslash is dropped
-		}
-		switch s[i] {
-		case 't':
-			b.WriteByte('\t')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 'f':
-			b.WriteByte('\f')
-		case 'u':
-			// Java decodes to UTF-16 code units: a surrogate pair is two escapes.
-			r, ok := kfHex4(s, i+1)
-			if !ok {
-				return "", fmt.Errorf("malformed \\uxxxx encoding in %q", s)
-			}
-			i += 4
-			if utf16.IsSurrogate(r) && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
-				if low, ok := kfHex4(s, i+3); ok {
-					if pair := utf16.DecodeRune(r, low); pair != unicode.ReplacementChar {
-						r = pair
-						i += 6
-					}
-				}
-			}
-			b.WriteRune(r)
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String(), nil
-}
-
-// kfHex4 reads the four hex digits of a \uXXXX escape at s[i:].
-func kfHex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s[i:i+4], 16, 16)
-	return rune(n), err == nil
-}
-
-// TestKubeflowParityPropertiesReader checks readJavaProperties on the cases of
-// java.util.Properties.load's documentation, since the parity test trusts it.
-func TestKubeflowParityPropertiesReader(t *testing.T) {
-	tests := []struct {
-		name, in string
-		want     map[string]string
-	}{
-		{"separators", "a=1\nb:2\nc 3\nd\t=\t4\ne = : 5\n", map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": ": 5"}},
-		{"comments and blank lines", "# x=1\n  ! y=2\n\n \t\nz=3", map[string]string{"z": "3"}},
-		{"escaped separators in the key", `k\:e\=y\ x=v`, map[string]string{"k:e=y x": "v"}},
-		{"value keeps later separators", `spark.master=k8s\://https\://h:443`, map[string]string{"spark.master": "k8s://https://h:443"}},
-		{"escapes", `v=\t\n\r\f\\\q\#`, map[string]string{"v": "\t\n\r\f\\q#"}},
-		{"unicode escapes", `v=\u00e9\u65e5 \ud83d\ude00`, map[string]string{"v": "é日 😀"}},
-		{"escaped leading space of the value", `v=\  x`, map[string]string{"v": "  x"}},
-		{"continuation", "fruits = apple, \\\n    banana, \\\n  # not a comment\n", map[string]string{"fruits": "apple, banana, # not a comment"}},
-		{"even backslashes end the line", "a=x\\\\\nb=y", map[string]string{"a": `x\`, "b": "y"}},
-		{"line terminators", "a=1\r\nb=2\rc=3", map[string]string{"a": "1", "b": "2", "c": "3"}},
-		{"key only", "cheeses\n", map[string]string{"cheeses": ""}},
-		{"last wins", "a=1\na=2", map[string]string{"a": "2"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := readJavaProperties(tt.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-				t.Errorf("readJavaProperties(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-	if _, err := readJavaProperties(`v=\u12`); err == nil {
-		t.Error("a short \\u escape must fail, as in Java")
-	}
 }

@@ -6,220 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sparkhooks/sparkhooks/internal/javaprops"
 )
-
-// loadJavaProperties reads a properties file following the rules java.util.Properties.load
-// documents, independently of the writer under test:
-//   - a natural line ends at \n, \r or \r\n; a logical line continues on the next natural line
-//     when it ends with an odd number of backslashes, and the continuation's leading
-//     whitespace is dropped;
-//   - whitespace is space, \t and \f; leading whitespace is skipped; blank lines are ignored;
-//   - a line whose first non-whitespace character is # or ! is a comment, and cannot be
-//     continued;
-//   - the key ends at the first unescaped =, : or whitespace; whitespace after it, then one
-//     optional = or :, then whitespace again, are skipped; the rest is the value;
-//   - escapes: \t \n \r \f, \uXXXX (exactly four hex digits, UTF-16 code units), and a
-//     backslash before any other character stands for that character.
-func loadJavaProperties(text string) (map[string]string, error) {
-	props := map[string]string{}
-	for _, line := range javaLogicalLines([]rune(text)) {
-		key, value, err := splitJavaLine(line)
-		if err != nil {
-			return nil, err
-		}
-		props[key] = value
-	}
-	return props, nil
-}
-
-func isJavaWhite(c rune) bool { return c == ' ' || c == '\t' || c == '\f' }
-
-func javaLogicalLines(src []rune) [][]rune {
-	var out [][]rune
-	i := 0
-	for i < len(src) {
-		for i < len(src) && isJavaWhite(src[i]) {
-			i++
-		}
-		if i >= len(src) {
-			break
-		}
-		if src[i] == '\n' || src[i] == '\r' {
-			i++ // a blank line
-			continue
-		}
-		if src[i] == '#' || src[i] == '!' {
-			for i < len(src) && src[i] != '\n' && src[i] != '\r' {
-				i++
-			}
-			continue
-		}
-		var line []rune
-		backslash := false
-		for i < len(src) {
-			c := src[i]
-			if c == '\n' || c == '\r' {
-				i++
-				if !backslash {
-					break
-				}
-				// Continuation: drop the escaping backslash, the \n of a \r\n, and the
-				// next line's leading whitespace.
-				line = line[:len(line)-1]
-				backslash = false
-				if c == '\r' && i < len(src) && src[i] == '\n' {
-					i++
-				}
-				for i < len(src) && isJavaWhite(src[i]) {
-					i++
-				}
-				continue
-			}
-			line = append(line, c)
-			if c == '\\' {
-				backslash = !backslash
-			} else {
-				backslash = false
-			}
-			i++
-		}
-		if backslash {
-			line = line[:len(line)-1] // a lone backslash at the end of the input is dropped
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
-func splitJavaLine(line []rune) (string, string, error) {
-	keyLen, valueStart := 0, len(line)
-	hasSep, backslash := false, false
-	for keyLen < len(line) {
-		c := line[keyLen]
-		if (c == '=' || c == ':') && !backslash {
-			valueStart, hasSep = keyLen+1, true
-			break
-		}
-		if isJavaWhite(c) && !backslash {
-			valueStart = keyLen + 1
-			break
-		}
-		backslash = c == '\\' && !backslash
-		keyLen++
-	}
-	for valueStart < len(line) {
-		c := line[valueStart]
-		if !isJavaWhite(c) {
-			if hasSep || (c != '=' && c != ':') {
-				break
-			}
-			hasSep = true
-		}
-		valueStart++
-	}
-	key, err := javaUnescape(line[:keyLen])
-	if err != nil {
-		return "", "", err
-	}
-	value, err := javaUnescape(line[valueStart:])
-	if err != nil {
-		return "", "", err
-	}
-	return key, value, nil
-}
-
-func javaUnescape(s []rune) (string, error) {
-	var units []uint16
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' {
-			units = utf16.AppendRune(units, c)
-			continue
-		}
-		i++
-		if i >= len(s) {
-			return "", fmt.Errorf("dangling backslash in %q", string(s))
-		}
-		switch s[i] {
-		case 'u':
-			if i+4 >= len(s) {
-				return "", fmt.Errorf("malformed \\uxxxx encoding in %q", string(s))
-			}
-			var v uint16
-			for _, h := range s[i+1 : i+5] {
-				var d rune
-				switch {
-				case h >= '0' && h <= '9':
-					d = h - '0'
-				case h >= 'a' && h <= 'f':
-					d = h - 'a' + 10
-				case h >= 'A' && h <= 'F':
-					d = h - 'A' + 10
-				default:
-					return "", fmt.Errorf("malformed \\uxxxx encoding in %q", string(s))
-				}
-				v = v<<4 | uint16(d)
-			}
-			units = append(units, v)
-			i += 4
-		case 't':
-			units = append(units, '\t')
-		case 'n':
-			units = append(units, '\n')
-		case 'r':
-			units = append(units, '\r')
-		case 'f':
-			units = append(units, '\f')
-		default:
-			units = utf16.AppendRune(units, s[i])
-		}
-	}
-	return string(utf16.Decode(units)), nil
-}
-
-// The reader must itself follow Java: these are the examples of the Properties.load Javadoc.
-func TestJavaPropertiesReaderFollowsJavadoc(t *testing.T) {
-	tests := []struct {
-		name string
-		text string
-		want map[string]string
-	}{
-		{"equals", "Truth = Beauty\n", map[string]string{"Truth": "Beauty"}},
-		{"colon with leading space", "  Truth:Beauty\n", map[string]string{"Truth": "Beauty"}},
-		{"whitespace then colon", "Truth                    :Beauty", map[string]string{"Truth": "Beauty"}},
-		{"whitespace separator", "Truth Beauty", map[string]string{"Truth": "Beauty"}},
-		{
-			"continuations",
-			"fruits                           apple, banana, pear, \\\n" +
-				"                                  cantaloupe, watermelon, \\\r\n" +
-				"                                  kiwi, mango\n",
-			map[string]string{"fruits": "apple, banana, pear, cantaloupe, watermelon, kiwi, mango"},
-		},
-		{"key alone", "cheeses\n", map[string]string{"cheeses": ""}},
-		{"escaped separators in key", `\:\= = x`, map[string]string{":=": "x"}},
-		{"second separator is value", "a==b", map[string]string{"a": "=b"}},
-		{"comments and blank lines", "# c1\n  ! c2\n\n\r\na=1\r\n#b=2\n", map[string]string{"a": "1"}},
-		{"comment cannot be continued", "# c \\\na=1", map[string]string{"a": "1"}},
-		{"escapes", `k=\t\n\r\f\u00fc\u65E5\q\\`, map[string]string{"k": "\t\n\r\fü日q\\"}},
-		{"surrogate pair", `k=\ud83d\ude00`, map[string]string{"k": "😀"}},
-		{"trailing whitespace kept", "k=v  ", map[string]string{"k": "v  "}},
-		{"even backslashes do not continue", "a=x\\\\\nb=y", map[string]string{"a": `x\`, "b": "y"}},
-		{"later wins", "a=1\na=2", map[string]string{"a": "2"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := loadJavaProperties(tt.text)
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-	_, err := loadJavaProperties(`k=\u12`)
-	assert.Error(t, err, "a short \\u escape is malformed")
-}
 
 func TestPropertiesRoundTrip(t *testing.T) {
 	tests := []struct{ key, value string }{
@@ -255,7 +47,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		p.set(tt.key, tt.value)
 	}
-	got, err := loadJavaProperties(string(p.marshal("header")))
+	got, err := javaprops.Parse(string(p.marshal("header")))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string(p), got)
 
@@ -263,7 +55,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		one := properties{tt.key: tt.value}
 		text := string(one.marshal(""))
-		got, err := loadJavaProperties(text)
+		got, err := javaprops.Parse(text)
 		require.NoError(t, err, "%q", text)
 		assert.Equal(t, map[string]string{tt.key: tt.value}, got, "written as %q", text)
 		assert.Equal(t, 1, strings.Count(text, "\n"), "one property is one line: %q", text)
@@ -288,7 +80,7 @@ func TestPropertiesRoundTripRandom(t *testing.T) {
 			p.set(random(), random())
 		}
 		text := string(p.marshal("h"))
-		got, err := loadJavaProperties(text)
+		got, err := javaprops.Parse(text)
 		require.NoError(t, err, "%q", text)
 		require.Equal(t, map[string]string(p), got, "written as %q", text)
 	}

@@ -1,121 +1,177 @@
 // Package javaprops reads Java properties files by the rules of java.util.Properties.load, the
-// way a Spark driver reads spark.properties. The builder writes that file; tests read it back
-// with this independent reader to check that Spark sees what was meant.
+// way a Spark driver reads spark.properties. The driver builder writes that file; tests read it
+// back with this independent reader to check that Spark sees what was meant.
 package javaprops
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
+	"unicode/utf16"
 )
 
-// Parse returns the key-value pairs of a properties file. A repeated key keeps its last value,
-// as in Java.
-func Parse(data string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, line := range logicalLines(data) {
-		key, value, err := splitEntry(line)
+// Parse reads a properties file following the rules java.util.Properties.load documents:
+//   - a natural line ends at \n, \r or \r\n; a logical line continues on the next natural line
+//     when it ends with an odd number of backslashes, and the continuation's leading
+//     whitespace is dropped;
+//   - whitespace is space, \t and \f; leading whitespace is skipped; blank lines are ignored;
+//   - a line whose first non-whitespace character is # or ! is a comment, and cannot be
+//     continued;
+//   - the key ends at the first unescaped =, : or whitespace; whitespace after it, then one
+//     optional = or :, then whitespace again, are skipped; the rest is the value;
+//   - escapes: \t \n \r \f, \uXXXX (exactly four hex digits, UTF-16 code units), and a
+//     backslash before any other character stands for that character.
+func Parse(text string) (map[string]string, error) {
+	props := map[string]string{}
+	for _, line := range javaLogicalLines([]rune(text)) {
+		key, value, err := splitJavaLine(line)
 		if err != nil {
 			return nil, err
 		}
-		out[key] = value
+		props[key] = value
 	}
-	return out, nil
+	return props, nil
 }
 
-// logicalLines joins continuation lines (an odd number of trailing backslashes) and drops blank
-// and comment lines. Leading whitespace of every natural line is skipped.
-func logicalLines(data string) []string {
-	var out []string
-	var cur strings.Builder
-	continuing := false
-	for _, natural := range strings.FieldsFunc(data, func(r rune) bool { return r == '\n' || r == '\r' }) {
-		line := strings.TrimLeft(natural, " \t\f")
-		if !continuing && (line == "" || line[0] == '#' || line[0] == '!') {
+func isJavaWhite(c rune) bool { return c == ' ' || c == '\t' || c == '\f' }
+
+func javaLogicalLines(src []rune) [][]rune {
+	var out [][]rune
+	i := 0
+	for i < len(src) {
+		for i < len(src) && isJavaWhite(src[i]) {
+			i++
+		}
+		if i >= len(src) {
+			break
+		}
+		if src[i] == '\n' || src[i] == '\r' {
+			i++ // a blank line
 			continue
 		}
-		trailing := len(line) - len(strings.TrimRight(line, `\`))
-		if trailing%2 == 1 {
-			cur.WriteString(line[:len(line)-1])
-			continuing = true
+		if src[i] == '#' || src[i] == '!' {
+			for i < len(src) && src[i] != '\n' && src[i] != '\r' {
+				i++
+			}
 			continue
 		}
-		cur.WriteString(line)
-		out = append(out, cur.String())
-		cur.Reset()
-		continuing = false
-	}
-	if continuing {
-		out = append(out, cur.String())
+		var line []rune
+		backslash := false
+		for i < len(src) {
+			c := src[i]
+			if c == '\n' || c == '\r' {
+				i++
+				if !backslash {
+					break
+				}
+				// Continuation: drop the escaping backslash, the \n of a \r\n, and the
+				// next line's leading whitespace.
+				line = line[:len(line)-1]
+				backslash = false
+				if c == '\r' && i < len(src) && src[i] == '\n' {
+					i++
+				}
+				for i < len(src) && isJavaWhite(src[i]) {
+					i++
+				}
+				continue
+			}
+			line = append(line, c)
+			if c == '\\' {
+				backslash = !backslash
+			} else {
+				backslash = false
+			}
+			i++
+		}
+		if backslash {
+			line = line[:len(line)-1] // a lone backslash at the end of the input is dropped
+		}
+		out = append(out, line)
 	}
 	return out
 }
 
-// splitEntry cuts a logical line at the first unescaped '=', ':' or whitespace, skipping
-// whitespace and one separator after the key, and unescapes both parts.
-func splitEntry(line string) (string, string, error) {
-	end := len(line)
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		if c == '\\' {
-			i++
-			continue
-		}
-		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
-			end = i
+func splitJavaLine(line []rune) (string, string, error) {
+	keyLen, valueStart := 0, len(line)
+	hasSep, backslash := false, false
+	for keyLen < len(line) {
+		c := line[keyLen]
+		if (c == '=' || c == ':') && !backslash {
+			valueStart, hasSep = keyLen+1, true
 			break
 		}
+		if isJavaWhite(c) && !backslash {
+			valueStart = keyLen + 1
+			break
+		}
+		backslash = c == '\\' && !backslash
+		keyLen++
 	}
-	rest := line[end:]
-	rest = strings.TrimLeft(rest, " \t\f")
-	if rest != "" && (rest[0] == '=' || rest[0] == ':') {
-		rest = strings.TrimLeft(rest[1:], " \t\f")
+	for valueStart < len(line) {
+		c := line[valueStart]
+		if !isJavaWhite(c) {
+			if hasSep || (c != '=' && c != ':') {
+				break
+			}
+			hasSep = true
+		}
+		valueStart++
 	}
-	key, err := unescape(line[:end])
+	key, err := javaUnescape(line[:keyLen])
 	if err != nil {
-		return "", "", fmt.Errorf("key %q: %w", line[:end], err)
+		return "", "", err
 	}
-	value, err := unescape(rest)
+	value, err := javaUnescape(line[valueStart:])
 	if err != nil {
-		return "", "", fmt.Errorf("value of %q: %w", key, err)
+		return "", "", err
 	}
 	return key, value, nil
 }
 
-func unescape(s string) (string, error) {
-	if !strings.Contains(s, `\`) {
-		return s, nil
-	}
-	var b strings.Builder
+func javaUnescape(s []rune) (string, error) {
+	var units []uint16
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c != '\\' || i+1 == len(s) {
-			b.WriteByte(c)
+		if c != '\\' {
+			units = utf16.AppendRune(units, c)
 			continue
 		}
 		i++
+		if i >= len(s) {
+			return "", fmt.Errorf("dangling backslash in %q", string(s))
+		}
 		switch s[i] {
-		case 't':
-			b.WriteByte('\t')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 'f':
-			b.WriteByte('\f')
 		case 'u':
-			if i+5 > len(s) {
-				return "", fmt.Errorf("truncated \\u escape")
+			if i+4 >= len(s) {
+				return "", fmt.Errorf("malformed \\uxxxx encoding in %q", string(s))
 			}
-			n, err := strconv.ParseUint(s[i+1:i+5], 16, 16)
-			if err != nil {
-				return "", fmt.Errorf("bad \\u escape %q", s[i+1:i+5])
+			var v uint16
+			for _, h := range s[i+1 : i+5] {
+				var d rune
+				switch {
+				case h >= '0' && h <= '9':
+					d = h - '0'
+				case h >= 'a' && h <= 'f':
+					d = h - 'a' + 10
+				case h >= 'A' && h <= 'F':
+					d = h - 'A' + 10
+				default:
+					return "", fmt.Errorf("malformed \\uxxxx encoding in %q", string(s))
+				}
+				v = v<<4 | uint16(d)
 			}
-			b.WriteRune(rune(n))
+			units = append(units, v)
 			i += 4
+		case 't':
+			units = append(units, '\t')
+		case 'n':
+			units = append(units, '\n')
+		case 'r':
+			units = append(units, '\r')
+		case 'f':
+			units = append(units, '\f')
 		default:
-			b.WriteByte(s[i])
+			units = utf16.AppendRune(units, s[i])
 		}
 	}
-	return b.String(), nil
+	return string(utf16.Decode(units)), nil
 }

@@ -41,3 +41,43 @@ func TestParseRejectsBadUnicodeEscapes(t *testing.T) {
 		assert.Error(t, err, in)
 	}
 }
+
+// The reader must itself follow Java: these are the examples of the Properties.load Javadoc.
+func TestParseFollowsJavadoc(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want map[string]string
+	}{
+		{"equals", "Truth = Beauty\n", map[string]string{"Truth": "Beauty"}},
+		{"colon with leading space", "  Truth:Beauty\n", map[string]string{"Truth": "Beauty"}},
+		{"whitespace then colon", "Truth                    :Beauty", map[string]string{"Truth": "Beauty"}},
+		{"whitespace separator", "Truth Beauty", map[string]string{"Truth": "Beauty"}},
+		{
+			"continuations",
+			"fruits                           apple, banana, pear, \\\n" +
+				"                                  cantaloupe, watermelon, \\\r\n" +
+				"                                  kiwi, mango\n",
+			map[string]string{"fruits": "apple, banana, pear, cantaloupe, watermelon, kiwi, mango"},
+		},
+		{"key alone", "cheeses\n", map[string]string{"cheeses": ""}},
+		{"escaped separators in key", `\:\= = x`, map[string]string{":=": "x"}},
+		{"second separator is value", "a==b", map[string]string{"a": "=b"}},
+		{"comments and blank lines", "# c1\n  ! c2\n\n\r\na=1\r\n#b=2\n", map[string]string{"a": "1"}},
+		{"comment cannot be continued", "# c \\\na=1", map[string]string{"a": "1"}},
+		{"escapes", `k=\t\n\r\f\u00fc\u65E5\q\\`, map[string]string{"k": "\t\n\r\fü日q\\"}},
+		{"surrogate pair", `k=\ud83d\ude00`, map[string]string{"k": "😀"}},
+		{"trailing whitespace kept", "k=v  ", map[string]string{"k": "v  "}},
+		{"even backslashes do not continue", "a=x\\\\\nb=y", map[string]string{"a": `x\`, "b": "y"}},
+		{"later wins", "a=1\na=2", map[string]string{"a": "2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse(tt.text)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	_, err := Parse(`k=\u12`)
+	assert.Error(t, err, "a short \\u escape is malformed")
+}

@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"encoding/json"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -10,20 +9,9 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
-// RequestError means the request itself cannot be understood. The HTTP layer answers 400 and
-// Metacontroller leaves the runs and the status alone.
-type RequestError struct {
-	err error
-}
-
-func (e *RequestError) Error() string { return e.err.Error() }
-func (e *RequestError) Unwrap() error { return e.err }
-
-// BadRequest marks the error as the caller's.
-func (e *RequestError) BadRequest() bool { return true }
-
+// requestErrorf is a metacontroller.RequestError: the request cannot be understood.
 func requestErrorf(format string, args ...any) error {
-	return &RequestError{err: fmt.Errorf(format, args...)}
+	return metacontroller.RequestErrorf(format, args...)
 }
 
 // parentObject is a ScheduledSparkApplication as sent, with the fields of the spec that the

@@ -2,7 +2,6 @@ package sparkapp
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strconv"
 
@@ -26,20 +25,9 @@ var (
 // driver Pod and Service names, so the old ones must be gone first.
 var childKeys = []string{keyPod, keyConfigMap, keyService, keyIngress}
 
-// RequestError means the request itself cannot be understood. The HTTP layer answers 400, and
-// Metacontroller leaves children and status alone.
-type RequestError struct {
-	err error
-}
-
-func (e *RequestError) Error() string { return e.err.Error() }
-func (e *RequestError) Unwrap() error { return e.err }
-
-// BadRequest marks the error as the caller's.
-func (e *RequestError) BadRequest() bool { return true }
-
+// requestErrorf is a metacontroller.RequestError: the request cannot be understood.
 func requestErrorf(format string, args ...any) error {
-	return &RequestError{err: fmt.Errorf(format, args...)}
+	return metacontroller.RequestErrorf(format, args...)
 }
 
 // podView is the part of a Pod the decision reads. Decoding into it instead of corev1.Pod skips
@@ -98,7 +86,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	for _, name := range req.Children.Names(keyPod) {
 		pod := &podView{}
 		if _, err := req.Children.Decode(keyPod, name, pod); err != nil {
-			return nil, &RequestError{err: err}
+			return nil, metacontroller.RequestErrorf("%w", err)
 		}
 		if pod.Metadata.Labels[driver.LabelSparkRole] == "driver" {
 			in.drivers = append(in.drivers, pod)

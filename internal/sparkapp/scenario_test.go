@@ -473,7 +473,7 @@ func TestSyncRejectsBadRequests(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(body), req))
 			_, _, err := Sync(req, worldStart, DefaultConfig())
 			require.Error(t, err)
-			var re *RequestError
+			var re *metacontroller.RequestError
 			assert.ErrorAs(t, err, &re)
 		})
 	}
