@@ -21,6 +21,11 @@ func (d *decider) activeChildren(withDriver bool) {
 			if !withDriver && obj == any(objs.DriverPod) {
 				continue
 			}
+			if obj == any(objs.ConfigMap) {
+				if kept := d.attemptConfigMap(objs.ConfigMap.Name); kept != nil {
+					obj = kept
+				}
+			}
 			d.children = append(d.children, obj)
 		}
 		return
@@ -46,6 +51,27 @@ func (d *decider) currentObjects() *driver.Objects {
 		return nil
 	}
 	return objs
+}
+
+// attemptConfigMap returns the observed ConfigMap of the current submission when it has another
+// name than the one built now: a sparkhooks release that writes different properties would
+// otherwise replace the ConfigMap under a running driver (its content-addressed name changes).
+// The driver read its properties at start, so the attempt keeps the ConfigMap it started with.
+func (d *decider) attemptConfigMap(built string) any {
+	for _, name := range d.in.children.Names(keyConfigMap) {
+		if name == built {
+			return nil
+		}
+	}
+	var kept any
+	for _, obj := range d.observedChildren(func(key string, _ *podView) bool { return key == keyConfigMap }) {
+		md, _ := obj.(map[string]any)["metadata"].(map[string]any)
+		labels, _ := md["labels"].(map[string]any)
+		if sub, _ := labels[driver.LabelSubmissionID].(string); sub == d.status.SubmissionID && sub != "" {
+			kept = obj
+		}
+	}
+	return kept
 }
 
 // serverFields are the metadata fields the API server owns; a kept child is returned without

@@ -491,3 +491,41 @@ func TestCustomizeSelectsExecutors(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A running attempt keeps the ConfigMap its driver started with when the properties built now
+// differ: after a label edit, or after a sparkhooks upgrade that writes other properties. The
+// content-addressed name would otherwise change and the old ConfigMap be deleted.
+func TestScenarioRunningAttemptKeepsItsConfigMap(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	require.Len(t, w.children[keyConfigMap], 1)
+	var original string
+	for name := range w.children[keyConfigMap] {
+		original = name
+	}
+
+	// What an older release wrote: same submission, another name.
+	older := "spark-pi-0123456789-conf"
+	cm := w.children[keyConfigMap][original]
+	cm["metadata"].(map[string]any)["name"] = older
+	w.children[keyConfigMap] = map[string]map[string]any{older: cm}
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateRunning, w.state())
+	assert.Equal(t, []string{older}, sortedNames(w.children[keyConfigMap]), "the attempt's ConfigMap is kept")
+	assert.NotContains(t, w.deleted, keyConfigMap+"/"+older)
+
+	w.app.Labels = map[string]string{"team": "analytics"}
+	w.settle()
+	assert.Equal(t, []string{older}, sortedNames(w.children[keyConfigMap]), "a label edit changes nothing under a running driver")
+
+	// A new attempt gets the ConfigMap built for it.
+	w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Arguments = []string{"20000"} })
+	w.settle()
+	w.execs = map[string]map[string]any{}
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	require.Len(t, w.children[keyConfigMap], 1)
+	assert.NotContains(t, w.children[keyConfigMap], older)
+}
