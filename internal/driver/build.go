@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 )
@@ -20,10 +21,15 @@ type Options struct {
 	IngressURLFormat string
 	// IngressClassName is the ingressClassName of every Ingress built.
 	IngressClassName string
+	// PodGroups says that Volcano PodGroups may be built: the controller registration declares
+	// them as a child type (Metacontroller rejects a child of an undeclared type).
+	PodGroups bool
 }
 
 // Objects are the children of one attempt. Optional ones are nil or empty.
 type Objects struct {
+	// PodGroup is the Volcano PodGroup of a gang-scheduled application.
+	PodGroup      *unstructured.Unstructured
 	DriverPod     *corev1.Pod
 	ConfigMap     *corev1.ConfigMap // spark.properties and the executor pod template
 	MetricsConfig *corev1.ConfigMap // Prometheus metrics.properties and JMX exporter rules
@@ -37,7 +43,10 @@ type Objects struct {
 
 // List returns the objects in a fixed order, as Metacontroller children.
 func (o *Objects) List() []any {
-	out := make([]any, 0, 6+len(o.PortServices)+len(o.PortIngresses))
+	out := make([]any, 0, 7+len(o.PortServices)+len(o.PortIngresses))
+	if o.PodGroup != nil {
+		out = append(out, o.PodGroup)
+	}
 	out = append(out, o.DriverPod, o.ConfigMap)
 	if o.MetricsConfig != nil {
 		out = append(out, o.MetricsConfig)
@@ -83,6 +92,9 @@ func Build(app *v1beta2.SparkApplication, sub Submission, opts Options) (*Object
 		return nil, wrapBuildError("ui", err)
 	}
 	b.monitoring()
+	if err := b.volcano(); err != nil {
+		return nil, wrapBuildError("volcano", err)
+	}
 	if err := b.executorTemplate(); err != nil {
 		return nil, wrapBuildError("executor pod template", err)
 	}

@@ -46,7 +46,7 @@ func (d *decider) currentObjects() *driver.Objects {
 		SubmissionID: d.status.SubmissionID,
 		AppID:        d.status.SparkApplicationID,
 	}
-	objs, err := driver.Build(d.spec, sub, d.cfg.Driver)
+	objs, err := driver.Build(d.spec, sub, d.buildOptions())
 	if err != nil {
 		return nil
 	}

@@ -77,6 +77,12 @@ func edgeCases() []goldenCase {
 			"sparkVersion: 3.5.3", "sparkVersion: 4.0.1",
 			"spark-examples_2.12-3.5.3.jar", "spark-examples_2.13-4.0.1.jar",
 		).Replace(sparkPi))},
+		{name: "new-volcano", setup: func(t *testing.T) *world {
+			w := newWorld(t, sparkPi+"  batchScheduler: volcano\n  batchSchedulerOptions:\n    queue: analytics\n")
+			w.children[keyPodGroup] = map[string]map[string]any{} // the Volcano registration
+			return w
+		}},
+		{name: "new-volcano-podgroups-not-managed", setup: fresh(sparkPi + "  batchScheduler: volcano\n")},
 		{name: "new-driver-ingress-options", setup: fresh(sparkPi + `  driverIngressOptions:
     - servicePort: 15002
       servicePortName: spark-connect

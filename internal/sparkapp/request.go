@@ -19,11 +19,13 @@ var (
 	keyConfigMap = metacontroller.Key("ConfigMap", "v1")
 	keyService   = metacontroller.Key("Service", "v1")
 	keyIngress   = metacontroller.Key("Ingress", "networking.k8s.io/v1")
+	// keyPodGroup is declared only by the Volcano variant of the controller registration.
+	keyPodGroup = metacontroller.Key("PodGroup", "scheduling.volcano.sh/v1beta1")
 )
 
 // childKeys are the child types whose presence delays a new attempt: a new attempt reuses the
 // driver Pod and Service names, so the old ones must be gone first.
-var childKeys = []string{keyPod, keyConfigMap, keyService, keyIngress}
+var childKeys = []string{keyPodGroup, keyPod, keyConfigMap, keyService, keyIngress}
 
 // requestErrorf is a metacontroller.RequestError: the request cannot be understood.
 func requestErrorf(format string, args ...any) error {

@@ -529,3 +529,35 @@ func TestScenarioRunningAttemptKeepsItsConfigMap(t *testing.T) {
 	require.Len(t, w.children[keyConfigMap], 1)
 	assert.NotContains(t, w.children[keyConfigMap], older)
 }
+
+// A gang-scheduled application's PodGroup lives and dies with its attempt: a retry waits until
+// the old group is gone, because the new attempt's group has the same name.
+func TestScenarioVolcanoPodGroupFollowsTheAttempt(t *testing.T) {
+	w := newWorld(t, withRestart(sparkPi+"  batchScheduler: volcano\n", "    type: OnFailure\n    onFailureRetries: 1\n    onFailureRetryInterval: 10\n"))
+	w.children[keyPodGroup] = map[string]map[string]any{}
+	w.settle()
+	require.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	require.Equal(t, []string{"spark-spark-pi-pg"}, sortedNames(w.children[keyPodGroup]))
+	w.driverRunning(true)
+	w.settle()
+	w.driverExited(1, "Error")
+	w.settle()
+	require.Equal(t, v1beta2.ApplicationStateFailing, w.state())
+	assert.Empty(t, w.children[keyPodGroup], "the failed attempt's group is released with its driver")
+	assert.Contains(t, w.deleted, keyPodGroup+"/spark-spark-pi-pg")
+
+	// Metacontroller has not deleted it yet: the retry waits.
+	w.children[keyPodGroup]["spark-spark-pi-pg"] = map[string]any{
+		"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+		"metadata": map[string]any{"name": "spark-spark-pi-pg", "deletionTimestamp": w.now.Format(time.RFC3339)},
+	}
+	w.advance(10 * time.Second)
+	require.NoError(t, w.sync())
+	assert.Equal(t, v1beta2.ApplicationStatePendingRerun, w.state())
+	assert.Equal(t, int32(1), w.app.Status.SubmissionAttempts)
+
+	w.settle() // the world deletes what is not desired, as Metacontroller would
+	assert.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	assert.Equal(t, int32(2), w.app.Status.SubmissionAttempts)
+	assert.Equal(t, []string{"spark-spark-pi-pg"}, sortedNames(w.children[keyPodGroup]))
+}

@@ -225,7 +225,7 @@ func (d *decider) submit() {
 	// The hash keeps the ids of a resubmitted, edited spec apart from the previous run's,
 	// whose executors may still be terminating.
 	sub := driver.NewSubmission(types.UID(string(d.in.app.UID)+"/"+d.hash), attempt)
-	objs, err := driver.Build(d.spec, sub, d.cfg.Driver)
+	objs, err := driver.Build(d.spec, sub, d.buildOptions())
 	if err != nil {
 		d.failSpec(reasonBuildFailed, err.Error())
 		return
@@ -261,6 +261,14 @@ func (d *decider) failSpec(reason, msg string) {
 	d.setState(v1beta2.ApplicationStateFailedSubmission, msg)
 	d.setCondition(condDriverRequested, metav1.ConditionFalse, reason, msg, d.now)
 	d.decision.ValidationFailed = d.decision.ValidationFailed || reason == reasonInvalidSpec
+}
+
+// buildOptions are the operator's build settings for this request: PodGroups only where the
+// controller registration declares them, which the request shows by carrying the child type.
+func (d *decider) buildOptions() driver.Options {
+	opts := d.cfg.Driver
+	_, opts.PodGroups = d.in.children[keyPodGroup]
+	return opts
 }
 
 func (d *decider) driverInfo(objs *driver.Objects) v1beta2.DriverInfo {

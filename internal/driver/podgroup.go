@@ -1,0 +1,128 @@
+package driver
+
+import (
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+)
+
+// Volcano's names.
+const (
+	volcanoScheduler         = "volcano"
+	volcanoGroupAnnotation   = "scheduling.k8s.io/group-name"
+	volcanoPodGroupVersion   = "scheduling.volcano.sh/v1beta1"
+	volcanoPodGroupKind      = "PodGroup"
+	volcanoPodGroupAPIPrefix = "spark-"
+)
+
+// volcano wants gang scheduling: a PodGroup that holds the driver and its executors, which
+// Volcano admits only when the whole group fits, as the Kubeflow operator creates it. The
+// group exists before the driver asks for a node because Metacontroller creates the children
+// of one sync together and Volcano holds a Pod whose group is missing.
+func (b *builder) volcano() error {
+	if b.spec.BatchScheduler == nil || *b.spec.BatchScheduler != volcanoScheduler {
+		return nil
+	}
+	if !b.opts.PodGroups {
+		return buildErrorf("spec.batchScheduler is volcano, but the sparkhooks controller does not manage Volcano PodGroups: install it with the Helm value metacontroller.volcanoPodGroups=true (or metacontroller/volcano/), or remove spec.batchScheduler")
+	}
+	name := boundedName(volcanoPodGroupAPIPrefix+b.app.Name, "-pg", maxSubdomainName)
+	spec := map[string]any{"minMember": int64(1)}
+	minResources, err := b.gangResources()
+	if err != nil {
+		return err
+	}
+	if len(minResources) > 0 {
+		spec["minResources"] = minResources
+	}
+	if opts := b.spec.BatchSchedulerOptions; opts != nil {
+		if opts.Queue != nil && *opts.Queue != "" {
+			spec["queue"] = *opts.Queue
+		}
+		if opts.PriorityClassName != nil && *opts.PriorityClassName != "" {
+			spec["priorityClassName"] = *opts.PriorityClassName
+		}
+	}
+	pg := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": volcanoPodGroupVersion,
+		"kind":       volcanoPodGroupKind,
+		"metadata": map[string]any{
+			"name":      name,
+			"namespace": b.namespace(),
+			"labels":    map[string]any{LabelAppName: b.app.Name, LabelAppSelector: b.sub.AppID},
+		},
+		"spec": spec,
+	}}
+	b.objs.PodGroup = pg
+	b.conf.set("spark.kubernetes.driver.annotation."+volcanoGroupAnnotation, name)
+	b.conf.set("spark.kubernetes.executor.annotation."+volcanoGroupAnnotation, name)
+	return nil
+}
+
+// gangResources is what the whole application asks for at start: batchSchedulerOptions.resources
+// when given, else the driver's and the initial executors' cpu and memory as Spark computes them.
+func (b *builder) gangResources() (map[string]any, error) {
+	if opts := b.spec.BatchSchedulerOptions; opts != nil && len(opts.Resources) > 0 {
+		out := make(map[string]any, len(opts.Resources))
+		for name, q := range opts.Resources {
+			out[string(name)] = q.String()
+		}
+		return out, nil
+	}
+	cpu := resource.Quantity{}
+	mem := resource.Quantity{}
+	for _, role := range []struct {
+		name  string
+		count int64
+	}{{"driver", 1}, {"executor", b.initialExecutors()}} {
+		if role.count == 0 {
+			continue
+		}
+		cores, err := b.roleCPU(role.name)
+		if err != nil {
+			return nil, err
+		}
+		mib, err := containerMemoryMiB(b.conf, role.name, b.version)
+		if err != nil {
+			return nil, buildErrorf("%s memory: %v", role.name, err)
+		}
+		for i := int64(0); i < role.count; i++ {
+			cpu.Add(cores)
+			mem.Add(*resource.NewQuantity(mib*v1beta2.MiB, resource.BinarySI))
+		}
+	}
+	return map[string]any{string(corev1.ResourceCPU): cpu.String(), string(corev1.ResourceMemory): mem.String()}, nil
+}
+
+// roleCPU is the CPU request Spark puts on a role's container.
+func (b *builder) roleCPU(role string) (resource.Quantity, error) {
+	s := firstNonEmpty(b.conf.get("spark.kubernetes."+role+".request.cores"), b.conf.get("spark."+role+".cores"), "1")
+	q, err := resource.ParseQuantity(strings.TrimSpace(s))
+	if err != nil {
+		return q, buildErrorf("%s CPU request %q is not a quantity", role, s)
+	}
+	return q, nil
+}
+
+// initialExecutors is how many executors Spark asks for at start.
+func (b *builder) initialExecutors() int64 {
+	if da := b.spec.DynamicAllocation; da != nil && da.Enabled {
+		n := int64(0)
+		for _, v := range []*int32{da.InitialExecutors, da.MinExecutors} {
+			if v != nil && int64(*v) > n {
+				n = int64(*v)
+			}
+		}
+		return n
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(firstNonEmpty(b.conf.get("spark.executor.instances"), "2")), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,94 @@
+package driver
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+)
+
+func volcanoApp(muts ...func(*v1beta2.SparkApplication)) *v1beta2.SparkApplication {
+	return newApp(append([]func(*v1beta2.SparkApplication){func(app *v1beta2.SparkApplication) {
+		app.Spec.BatchScheduler = ptr.To("volcano")
+		app.Spec.Driver.Cores = ptr.To[int32](1)
+		app.Spec.Driver.Memory = ptr.To("1g")
+		app.Spec.Executor.Cores = ptr.To[int32](2)
+		app.Spec.Executor.Memory = ptr.To("4g")
+		app.Spec.Executor.Instances = ptr.To[int32](3)
+	}}, muts...)...)
+}
+
+func TestVolcanoPodGroup(t *testing.T) {
+	tests := []struct {
+		name          string
+		app           *v1beta2.SparkApplication
+		wantResources map[string]any
+		wantQueue     any
+		wantPriority  any
+	}{
+		{
+			// driver 1 cpu and 1408Mi (1g + 384Mi); executors 3 × (2 cpu, 4505Mi = 4g + 409Mi)
+			name:          "resources computed as Spark sizes the containers",
+			app:           volcanoApp(),
+			wantResources: map[string]any{"cpu": "7", "memory": "14923Mi"},
+		},
+		{
+			name: "batchSchedulerOptions win",
+			app: volcanoApp(func(app *v1beta2.SparkApplication) {
+				app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{
+					Queue:             ptr.To("analytics"),
+					PriorityClassName: ptr.To("batch-high"),
+					Resources:         corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20"), corev1.ResourceMemory: resource.MustParse("64Gi")},
+				}
+			}),
+			wantResources: map[string]any{"cpu": "20", "memory": "64Gi"},
+			wantQueue:     "analytics",
+			wantPriority:  "batch-high",
+		},
+		{
+			name: "dynamic allocation counts the executors it starts with",
+			app: volcanoApp(func(app *v1beta2.SparkApplication) {
+				app.Spec.Executor.Instances = nil
+				app.Spec.DynamicAllocation = &v1beta2.DynamicAllocation{Enabled: true, MinExecutors: ptr.To[int32](1), InitialExecutors: ptr.To[int32](2), MaxExecutors: ptr.To[int32](10)}
+			}),
+			wantResources: map[string]any{"cpu": "5", "memory": "10418Mi"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := build(t, tt.app, Options{PodGroups: true})
+			require.NotNil(t, objs.PodGroup)
+			pg := objs.PodGroup.Object
+			assert.Equal(t, "scheduling.volcano.sh/v1beta1", pg["apiVersion"])
+			assert.Equal(t, "PodGroup", pg["kind"])
+			md := pg["metadata"].(map[string]any)
+			assert.Equal(t, "spark-pi-pg", md["name"])
+			assert.Equal(t, testNamespace, md["namespace"])
+			spec := pg["spec"].(map[string]any)
+			assert.Equal(t, int64(1), spec["minMember"])
+			assert.Equal(t, tt.wantResources, spec["minResources"])
+			assert.Equal(t, tt.wantQueue, spec["queue"])
+			assert.Equal(t, tt.wantPriority, spec["priorityClassName"])
+
+			assert.Same(t, objs.PodGroup, objs.List()[0], "the group comes first")
+			assert.Equal(t, "spark-pi-pg", objs.DriverPod.Annotations["scheduling.k8s.io/group-name"])
+			assert.Equal(t, "volcano", objs.DriverPod.Spec.SchedulerName)
+			props := sparkProps(t, objs)
+			assert.Equal(t, "spark-pi-pg", props["spark.kubernetes.executor.annotation.scheduling.k8s.io/group-name"])
+			assert.Equal(t, "volcano", executorTemplatePod(t, objs).Spec.SchedulerName)
+		})
+	}
+}
+
+func TestVolcanoNeedsPodGroupsDeclared(t *testing.T) {
+	err := buildErr(t, volcanoApp(), Options{})
+	assert.Contains(t, err.Error(), "metacontroller.volcanoPodGroups=true")
+
+	objs := build(t, newApp(), Options{PodGroups: true})
+	assert.Nil(t, objs.PodGroup, "only volcano applications get a group")
+}
