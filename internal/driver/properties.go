@@ -73,35 +73,37 @@ func (p properties) marshal(header string) []byte {
 // and at the start of a value. Other characters, non-ASCII included, are written as UTF-8, which
 // is how Spark reads the file.
 func escapeProperty(b *strings.Builder, s string, key bool) {
-	for i, r := range s {
-		switch r {
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '=', ':', '#', '!':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case ' ':
-			if key || i == 0 {
-				b.WriteByte('\\')
-			}
-			b.WriteByte(' ')
+	// Every character that needs escaping is ASCII, so the string is scanned byte by byte and
+	// the runs in between are copied whole; multi-byte UTF-8 sequences pass through untouched.
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var esc string
+		switch {
+		case c == '\\':
+			esc = `\\`
+		case c == '\n':
+			esc = `\n`
+		case c == '\r':
+			esc = `\r`
+		case c == '\t':
+			esc = `\t`
+		case c == '\f':
+			esc = `\f`
+		case c == '=' || c == ':' || c == '#' || c == '!':
+			esc = "\\" + string(c)
+		case c == ' ' && (key || i == 0):
+			esc = `\ `
+		case c < 0x20 || c == 0x7f:
+			esc = `\u00` + hexDigits[c>>4:c>>4+1] + hexDigits[c&0xf:c&0xf+1]
 		default:
-			if r < 0x20 || r == 0x7f {
-				b.WriteString(`\u`)
-				h := strconv.FormatInt(int64(r), 16)
-				b.WriteString(strings.Repeat("0", 4-len(h)))
-				b.WriteString(h)
-				continue
-			}
-			b.WriteRune(r)
+			continue
 		}
+		b.WriteString(s[start:i])
+		b.WriteString(esc)
+		start = i + 1
 	}
+	b.WriteString(s[start:])
 }
+
+const hexDigits = "0123456789abcdef"
