@@ -1296,3 +1296,19 @@ func TestDriverPodFromTemplate(t *testing.T) {
 	assert.NotNil(t, findVolume(pod.Spec.Volumes, "tmpl-vol"))
 	assert.NotNil(t, findVolume(pod.Spec.Volumes, confVolumeName))
 }
+
+// A run of a ScheduledSparkApplication carries Metacontroller's controller-uid label of the
+// schedule; on the driver Pod it would contradict the SparkApplication's own, and Metacontroller
+// would refuse every answer.
+func TestMetacontrollerSelectorLabelNotCopied(t *testing.T) {
+	app := newApp(func(app *v1beta2.SparkApplication) {
+		app.Labels = map[string]string{"controller-uid": "uid-of-the-schedule", "team": "analytics"}
+	})
+	objs := build(t, app, Options{})
+	assert.NotContains(t, objs.DriverPod.Labels, "controller-uid")
+	assert.Equal(t, "analytics", objs.DriverPod.Labels["team"])
+	props := sparkProps(t, objs)
+	assert.NotContains(t, props, "spark.kubernetes.executor.label.controller-uid")
+	assert.NotContains(t, props, "spark.kubernetes.driver.label.controller-uid")
+	assert.Equal(t, "analytics", props["spark.kubernetes.executor.label.team"])
+}

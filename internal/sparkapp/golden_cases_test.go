@@ -79,6 +79,10 @@ func goldenCases() []goldenCase {
 		{name: "running-executor-lost", setup: then(running(sparkPi, 2), func(w *world) { delete(w.execs, "spark-pi-exec-2") })},
 		{name: "completed", setup: then(running(sparkPi, 2), func(w *world) { w.driverExited(0, "Completed") })},
 		{name: "completed-retain-never", setup: then(running(sparkPi+"  resourceRetainPolicy: Never\n", 2), func(w *world) { w.driverExited(0, "Completed") })},
+		{name: "completed-retain-never-released", setup: then(running(sparkPi+"  resourceRetainPolicy: Never\n", 2), func(w *world) {
+			w.driverExited(0, "Completed")
+			require.NoError(w.t, w.sync()) // decides COMPLETED, keeps the children one more sync
+		})},
 		{name: "completed-ttl-pending", setup: then(running(sparkPi+"  timeToLiveSeconds: 3600\n", 2), func(w *world) { w.driverExited(0, "Completed"); w.settle(); w.advance(time.Minute) })},
 		{name: "completed-ttl-expired", setup: then(running(sparkPi+"  timeToLiveSeconds: 3600\n", 2), func(w *world) { w.driverExited(0, "Completed"); w.settle(); w.advance(time.Hour) })},
 		{name: "failed-never", setup: then(running(sparkPi, 2), failed)},
@@ -87,6 +91,10 @@ func goldenCases() []goldenCase {
 			w.setDriverStatus(corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "The node was low on resource: ephemeral-storage."})
 		})},
 		{name: "failed-onfailure-retry", setup: then(running(withRestart(sparkPi, onFailure), 2), failed)},
+		{name: "failed-onfailure-retry-released", setup: then(running(withRestart(sparkPi, onFailure), 2), func(w *world) {
+			failed(w)
+			require.NoError(w.t, w.sync())
+		})},
 		{name: "failing-waiting-interval", setup: then(retrying, func(w *world) { w.advance(5 * time.Second) })},
 		{name: "failing-interval-over", setup: then(retrying, func(w *world) { w.advance(10 * time.Second) })},
 		{name: "always-succeeded", setup: then(running(withRestart(sparkPi, "    type: Always\n"), 2), func(w *world) { w.driverExited(0, "Completed") })},

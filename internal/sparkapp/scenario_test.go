@@ -561,3 +561,71 @@ func TestScenarioVolcanoPodGroupFollowsTheAttempt(t *testing.T) {
 	assert.Equal(t, int32(2), w.app.Status.SubmissionAttempts)
 	assert.Equal(t, []string{"spark-spark-pi-pg"}, sortedNames(w.children[keyPodGroup]))
 }
+
+// Metacontroller may answer the event of a child change with a parent read from before the
+// previous sync's status write. The sync that decides an attempt is over therefore keeps its
+// children: a stale read then still finds the finished driver and decides the same, instead of
+// seeing an active attempt whose driver vanished (and failing it, or running it again).
+func TestScenarioStaleParentAfterAttemptEnds(t *testing.T) {
+	for _, tt := range []struct {
+		name, spec string
+		exit       int32
+		want       v1beta2.ApplicationStateType
+	}{
+		{"completed, released by the retain policy", sparkPi + "  resourceRetainPolicy: Never\n", 0, v1beta2.ApplicationStateCompleted},
+		{"failed, retried", withRestart(sparkPi, onFailure), 1, v1beta2.ApplicationStateFailing},
+		{"succeeded, rerun by Always", withRestart(sparkPi, "    type: Always\n"), 0, v1beta2.ApplicationStatePendingRerun},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t, tt.spec)
+			w.settle()
+			w.driverRunning(true)
+			w.settle()
+			stale := w.app.DeepCopy() // RUNNING, as a lagging cache still has it
+			w.driverExited(tt.exit, map[bool]string{true: "Completed", false: "Error"}[tt.exit == 0])
+			require.NoError(t, w.sync())
+			require.Equal(t, tt.want, w.state())
+			require.True(t, w.hasDriver(), "the deciding sync keeps the finished driver")
+
+			fresh := w.app
+			w.app = stale
+			resp, _, err := Sync(w.request(false), w.now.Add(time.Second), w.cfg)
+			w.app = fresh
+			require.NoError(t, err)
+			st := resp.Status.(*v1beta2.SparkApplicationStatus)
+			assert.Equal(t, tt.want, st.AppState.State, "the stale read decides the same")
+			assert.Nil(t, meta.FindStatusCondition(st.Conditions, condDriverMissing))
+
+			require.NoError(t, w.sync())
+			assert.False(t, w.hasDriver(), "the next sync, which reads the finished state, releases it")
+		})
+	}
+}
+
+// The status write of the sync that submits a retry is lost: the next sync sees the retry's
+// driver with a status that does not know it. It submits the same attempt again (the same
+// objects) rather than refusing forever.
+func TestScenarioLostStatusWriteOfARetry(t *testing.T) {
+	w := newWorld(t, withRestart(sparkPi, onFailure))
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	w.driverExited(1, "Error")
+	w.settle()
+	require.Equal(t, v1beta2.ApplicationStateFailing, w.state())
+	w.advance(10 * time.Second)
+	before := w.app.Status.DeepCopy()
+	require.NoError(t, w.sync())
+	for w.state() != v1beta2.ApplicationStateSubmitted {
+		before = w.app.Status.DeepCopy()
+		require.NoError(t, w.sync())
+	}
+	retry := w.app.Status.SubmissionID
+	require.True(t, w.hasDriver())
+
+	w.app.Status = *before // the write of the submitting sync never landed
+	require.NoError(t, w.sync(), "no refusal: the retry's driver belongs to the attempt this sync would submit")
+	assert.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	assert.Equal(t, retry, w.app.Status.SubmissionID)
+	assert.Equal(t, int32(2), w.app.Status.SubmissionAttempts)
+}

@@ -208,11 +208,33 @@ func (d *decider) reportSpecValidity() {
 func (d *decider) submitWhenClear(waitState v1beta2.ApplicationStateType) {
 	// A new application whose status write was lost sees its own first attempt among the
 	// children; submitting again yields the very same objects.
-	if d.in.observedCount() > 0 && waitState != v1beta2.ApplicationStateNew {
+	if d.in.observedCount() > 0 && waitState != v1beta2.ApplicationStateNew && !d.nextAttemptObserved() {
 		d.setState(waitState, d.status.AppState.ErrorMessage)
 		return
 	}
 	d.submit()
+}
+
+// nextAttemptObserved is true when a driver Pod of the attempt this sync would submit already
+// exists: the status write of the sync that submitted it was lost. Submitting again yields the
+// very same objects and puts the status back in line with them.
+func (d *decider) nextAttemptObserved() bool {
+	if d.invalid != "" {
+		return false
+	}
+	next := d.nextSubmission()
+	for _, pod := range d.in.drivers {
+		if pod.Metadata.Labels[driver.LabelSubmissionID] == next.SubmissionID {
+			return true
+		}
+	}
+	return false
+}
+
+// nextSubmission identifies the next attempt. The spec hash keeps the ids of a resubmitted,
+// edited spec apart from the previous run's, whose executors may still be terminating.
+func (d *decider) nextSubmission() driver.Submission {
+	return driver.NewSubmission(types.UID(string(d.in.app.UID)+"/"+d.hash), d.status.SubmissionAttempts+1)
 }
 
 // submit requests the next attempt: the driver Pod, its ConfigMap and Services.
@@ -221,10 +243,8 @@ func (d *decider) submit() {
 		d.failSpec(reasonInvalidSpec, d.invalid)
 		return
 	}
-	attempt := d.status.SubmissionAttempts + 1
-	// The hash keeps the ids of a resubmitted, edited spec apart from the previous run's,
-	// whose executors may still be terminating.
-	sub := driver.NewSubmission(types.UID(string(d.in.app.UID)+"/"+d.hash), attempt)
+	sub := d.nextSubmission()
+	attempt := sub.Attempt
 	objs, err := driver.Build(d.spec, sub, d.buildOptions())
 	if err != nil {
 		d.failSpec(reasonBuildFailed, err.Error())
@@ -416,7 +436,7 @@ func (d *decider) attemptSucceeded(finished time.Time) {
 	if d.spec.Spec.RestartPolicy.Type == v1beta2.RestartPolicyAlways {
 		d.terminate(v1beta2.ApplicationStatePendingRerun, "", finished)
 		d.decision.RestartReason = "Always"
-		d.children = nil
+		d.releaseChildren()
 		return
 	}
 	d.terminate(v1beta2.ApplicationStateCompleted, "", finished)
@@ -430,7 +450,7 @@ func (d *decider) attemptFailed(reason, msg string, at time.Time) {
 	if d.shouldRetryRun() {
 		d.terminate(v1beta2.ApplicationStateFailing, msg, at)
 		d.decision.RestartReason = reason
-		d.children = nil
+		d.releaseChildren()
 		d.wakeAt(d.retryDue(d.spec.Spec.RestartPolicy.OnFailureRetryInterval, d.status.TerminationTime.Time))
 		return
 	}
@@ -459,13 +479,40 @@ func (d *decider) terminal() {
 				fmt.Sprintf("timeToLiveSeconds (%d) passed since termination; all resources were released, delete the SparkApplication to remove it", *ttl), expiry)
 		}
 	}
-	if release {
-		d.children = nil
+	keep := func(key string, pod *podView) bool { return !release && (key != keyPod || terminatedPod(pod)) }
+	if d.endsAttempt() {
+		// Whatever this decides to drop goes in the next sync; see releaseChildren.
+		all := d.observedChildren(func(string, *podView) bool { return true })
+		if len(d.observedChildren(keep)) != len(all) {
+			d.wakeAt(d.now)
+		}
+		d.children = all
 		return
 	}
-	d.children = d.observedChildren(func(key string, pod *podView) bool {
-		return key != keyPod || terminatedPod(pod)
-	})
+	d.children = d.observedChildren(keep)
+}
+
+// endsAttempt is true in the sync that decides the current attempt is over: the observed
+// status still shows it active.
+func (d *decider) endsAttempt() bool {
+	return d.status.AppState.State != d.decision.From
+}
+
+// releaseChildren drops the attempt's children from the desired set, but not in the sync that
+// decides the attempt is over. Deleting the driver Pod starts another sync at once, and that
+// one may read the parent from before this sync's status write: it would see an active attempt
+// whose driver vanished, and its answer would overwrite the newer status. So this sync keeps
+// what is observed, and the next one, whose input shows the finished state (informer caches
+// never go back), releases it.
+func (d *decider) releaseChildren() {
+	if d.endsAttempt() {
+		d.children = d.observedChildren(func(string, *podView) bool { return true })
+		if len(d.children) > 0 {
+			d.wakeAt(d.now) // the status write triggers that sync too; this does not depend on it
+		}
+		return
+	}
+	d.children = nil
 }
 
 func policy(p *v1beta2.ResourceRetainPolicy) v1beta2.ResourceRetainPolicy {
