@@ -43,6 +43,8 @@ type world struct {
 	core        kubernetes.Interface
 	kubelet     *harness.Kubelet
 	controllers map[string]*harness.ContractController
+	// stateLogs are the applications whose states the test watches (watchStates).
+	stateLogs map[string]*stateLog
 }
 
 // newWorld starts a namespace with a kubelet and one contract controller per registration file,
@@ -59,7 +61,7 @@ func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 	cfg := shared.env.API.ClientConfig()
 	ns, err := shared.env.CreateNamespace(ctx, "e2e")
 	require.NoError(t, err)
-	w := &world{t: t, ns: ns, controllers: map[string]*harness.ContractController{}}
+	w := &world{t: t, ns: ns, controllers: map[string]*harness.ContractController{}, stateLogs: map[string]*stateLog{}}
 	w.dyn, err = dynamic.NewForConfig(cfg)
 	require.NoError(t, err)
 	w.core, err = kubernetes.NewForConfig(cfg)
@@ -143,14 +145,65 @@ func (w *world) waitApp(name, want string, pred func(*unstructured.Unstructured)
 	case lastErr != nil:
 		seen = lastErr.Error()
 	default:
-		seen = fmt.Sprintf("state %q, generation %d, status.observedGeneration %v", appState(last), last.GetGeneration(),
-			nestedValue(last, "status", "observedGeneration"))
+		seen = describeApp(last)
+	}
+	if stale := w.staleParent(name, 0, true); stale != nil {
+		// What was waited for may never come after that: report the bug, not the wait.
+		return fmt.Errorf("SparkApplication %s/%s: want %s within %s; saw %s\n  %w", w.ns, name, want, waitTimeout, seen, stale)
 	}
 	limit := "within " + waitTimeout.String()
 	if errors.Is(err, errStuck) {
 		limit = "but its sync keeps failing"
 	}
-	return fmt.Errorf("SparkApplication %s/%s: want %s %s; saw %s%s", w.ns, name, want, limit, seen, w.controllerDiagnosis(name))
+	return fmt.Errorf("SparkApplication %s/%s: want %s %s; saw %s%s%s", w.ns, name, want, limit, seen, w.events(name), w.controllerDiagnosis(name))
+}
+
+// describeApp summarises a SparkApplication's status for failure messages: the state and its
+// message, the attempt, the driver, the conditions and the executors.
+func describeApp(app *unstructured.Unstructured) string {
+	var b strings.Builder
+	msg, _, _ := unstructured.NestedString(app.Object, "status", "applicationState", "errorMessage")
+	fmt.Fprintf(&b, "state %q", appState(app))
+	if msg != "" {
+		fmt.Fprintf(&b, " (%s)", msg)
+	}
+	fmt.Fprintf(&b, ", generation %d, status.observedGeneration %v", app.GetGeneration(), nestedValue(app, "status", "observedGeneration"))
+	for _, f := range [][]string{
+		{"submissionID"}, {"sparkApplicationId"}, {"submissionAttempts"}, {"executionAttempts"},
+		{"driverInfo", "podName"}, {"terminationTime"}, {"executorState"},
+	} {
+		if v := nestedValue(app, append([]string{"status"}, f...)...); v != "<none>" {
+			fmt.Fprintf(&b, ", %s %v", strings.Join(f, "."), v)
+		}
+	}
+	if app.GetDeletionTimestamp() != nil {
+		fmt.Fprintf(&b, ", being deleted (finalizers %v)", app.GetFinalizers())
+	}
+	conditions, _, _ := unstructured.NestedSlice(app.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok {
+			fmt.Fprintf(&b, "\n    condition %v=%v %v: %v", m["type"], m["status"], m["reason"], m["message"])
+		}
+	}
+	return b.String()
+}
+
+// events lists the events recorded on the object name in the world's namespace, for failure
+// messages. sparkhooks records none itself (its hooks do not call the API); the contract
+// controller records SyncError events as Metacontroller does.
+func (w *world) events(name string) string {
+	list, err := w.core.CoreV1().Events(w.ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err != nil {
+		return "\n  events: " + err.Error()
+	}
+	if len(list.Items) == 0 {
+		return "\n  events: none"
+	}
+	var b strings.Builder
+	for _, e := range list.Items {
+		fmt.Fprintf(&b, "\n  event %s %s: %s", e.Type, e.Reason, e.Message)
+	}
+	return b.String()
 }
 
 // stuckAfter is how many identical sync failures in a row make a wait give up: with back-off

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -36,6 +37,7 @@ import (
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -53,14 +55,16 @@ import (
 //   - desired children created with the controller owner reference and the last-applied
 //     annotation, undesired ones deleted with a UID precondition, existing ones updated per
 //     updateStrategy (OnDelete, InPlace by three-way merge, Recreate);
-//   - .status replaced through the status subresource with observedGeneration, skipped when equal;
+//   - .status replaced through the status subresource with observedGeneration, compared with and
+//     written over a fresh read of the parent (same UID), skipped when equal, retried on conflicts;
 //   - resyncAfterSeconds honoured, the finalizer removed on finalized: true.
 //
 // Deliberate differences, all to make a broken hook fail loudly in a test: status writes ask for
 // strict field validation, so an unknown status field is an error (Metacontroller's write would
 // have the API server drop it with a warning); a desired child of a kind that is not a declared
-// child resource is an error; back-off is capped at MaxBackoff; and a controller can be limited to
-// one namespace so tests can run side by side.
+// child resource is an error; back-off is capped at MaxBackoff; a controller can be limited to
+// one namespace so tests can run side by side; and Stats reports what Metacontroller does
+// silently: status writes computed from a stale cached parent over a newer status (StaleWrites).
 type ContractController struct {
 	cc        *CompositeController
 	ccJSON    json.RawMessage
@@ -104,6 +108,24 @@ type ParentStats struct {
 	ConsecutiveErrors int
 	LastError         string
 	LastErrorAt       time.Time
+	// StaleWrites are the status writes whose sync started from a cached parent with an
+	// out-of-date status and that replaced a newer status with a different one, as Metacontroller
+	// does; the oldest first. A hook that keeps its memory in the status may go back in time by
+	// them.
+	StaleWrites []StaleWrite
+}
+
+// StaleWrite is a status write computed from a stale parent over a newer status.
+type StaleWrite struct {
+	// ReadVersion is the resourceVersion of the parent the hook was given; OverVersion the one
+	// whose status was replaced.
+	ReadVersion, OverVersion string
+	// Fields are the top-level status fields the write changed.
+	Fields []string
+	// Over is the status that was replaced, Written the one written.
+	Over, Written map[string]any
+	// Description says what each field was and became.
+	Description string
 }
 
 type resourceInfo struct {
@@ -260,7 +282,9 @@ func (c *ContractController) Stats(namespace, name string) ParentStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s, ok := c.stats[namespace+"/"+name]; ok {
-		return *s
+		out := *s
+		out.StaleWrites = slices.Clone(s.StaleWrites)
+		return out
 	}
 	return ParentStats{}
 }
@@ -961,6 +985,13 @@ func deleteWithUID(ctx context.Context, client dynamic.ResourceInterface, obj *u
 
 // updateStatus replaces .status with the hook's status plus observedGeneration, unless that is
 // what is already there. Strict field validation makes a field the CRD does not declare an error.
+//
+// Like Metacontroller's AtomicStatusUpdate (pkg/dynamic/clientset), the status is compared with
+// and written over a fresh read of the same object (same UID), not the cached parent the hook
+// was given, and conflicts are retried; the status is the one the hook answered, with the
+// generation the sync saw. So, as with Metacontroller, a sync that started from a stale cached
+// parent writes its answer over a newer status, and a status write is never lost to a
+// concurrent change of the parent (a label, a spec edit, the finalizer).
 func (c *ContractController) updateStatus(ctx context.Context, parent *unstructured.Unstructured, status map[string]any) error {
 	if status == nil {
 		status = map[string]any{}
@@ -970,12 +1001,30 @@ func (c *ContractController) updateStatus(ctx context.Context, parent *unstructu
 	if err != nil {
 		return fmt.Errorf("status is not JSON: %w", err)
 	}
-	if equality.Semantic.DeepEqual(parent.Object["status"], normalized) {
+	client := c.parentClient(parent.GetNamespace())
+	var stale *StaleWrite
+	err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		current, err := client.Get(ctx, parent.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if current.GetUID() != parent.GetUID() {
+			return apierrors.NewNotFound(c.parent.gvr.GroupResource(), parent.GetName())
+		}
+		if equality.Semantic.DeepEqual(current.Object["status"], normalized) {
+			return errStatusUnchanged
+		}
+		stale = nil
+		if current.GetResourceVersion() != parent.GetResourceVersion() && !equality.Semantic.DeepEqual(current.Object["status"], parent.Object["status"]) {
+			stale = staleWrite(parent, current, normalized)
+		}
+		current.Object["status"] = normalized
+		_, err = client.UpdateStatus(ctx, current, metav1.UpdateOptions{FieldValidation: "Strict"})
+		return err
+	})
+	if errors.Is(err, errStatusUnchanged) {
 		return nil
 	}
-	updated := parent.DeepCopy()
-	updated.Object["status"] = normalized
-	_, err = c.parentClient(parent.GetNamespace()).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldValidation: "Strict"})
 	if err != nil {
 		return err
 	}
@@ -985,8 +1034,97 @@ func (c *ContractController) updateStatus(ctx context.Context, parent *unstructu
 		c.stats[key] = &ParentStats{}
 	}
 	c.stats[key].StatusWrites++
+	if stale != nil {
+		c.stats[key].StaleWrites = append(c.stats[key].StaleWrites, *stale)
+	}
 	c.mu.Unlock()
 	return nil
+}
+
+// staleWrite describes writing status over current when the sync read parent.
+func staleWrite(parent, current *unstructured.Unstructured, status map[string]any) *StaleWrite {
+	over, _ := current.Object["status"].(map[string]any)
+	w := &StaleWrite{ReadVersion: parent.GetResourceVersion(), OverVersion: current.GetResourceVersion(), Over: over, Written: status}
+	keys := map[string]bool{}
+	for k := range over {
+		keys[k] = true
+	}
+	for k := range status {
+		keys[k] = true
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if !equality.Semantic.DeepEqual(over[k], status[k]) {
+			w.Fields = append(w.Fields, k)
+			if diff, ok := conditionsDiff(over[k], status[k]); ok {
+				parts = append(parts, k+" "+diff)
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s %s -> %s", k, truncate(CompactJSON(over[k]), 300), truncate(CompactJSON(status[k]), 300)))
+		}
+	}
+	w.Description = fmt.Sprintf("status computed from resourceVersion %s written over resourceVersion %s: %s",
+		w.ReadVersion, w.OverVersion, strings.Join(parts, "; "))
+	return w
+}
+
+// conditionsDiff describes the change of a list of conditions (objects with a type) by type:
+// added, removed, or changed status, reason or lastTransitionTime. ok is false for other values.
+func conditionsDiff(before, after any) (diff string, ok bool) {
+	byType := func(v any) (map[string]map[string]any, []string, bool) {
+		list, isList := v.([]any)
+		if v != nil && !isList {
+			return nil, nil, false
+		}
+		out := map[string]map[string]any{}
+		var order []string
+		for _, item := range list {
+			m, isMap := item.(map[string]any)
+			typ, hasType := m["type"].(string)
+			if !isMap || !hasType {
+				return nil, nil, false
+			}
+			out[typ] = m
+			order = append(order, typ)
+		}
+		return out, order, true
+	}
+	b, bOrder, okB := byType(before)
+	a, aOrder, okA := byType(after)
+	if !okB || !okA {
+		return "", false
+	}
+	brief := func(m map[string]any) string {
+		return fmt.Sprintf("%v/%v at %v", m["status"], m["reason"], m["lastTransitionTime"])
+	}
+	var parts []string
+	for _, typ := range bOrder {
+		if _, kept := a[typ]; !kept {
+			parts = append(parts, fmt.Sprintf("-%s (%s)", typ, brief(b[typ])))
+		}
+	}
+	for _, typ := range aOrder {
+		old, existed := b[typ]
+		switch {
+		case !existed:
+			parts = append(parts, fmt.Sprintf("+%s (%s)", typ, brief(a[typ])))
+		case !equality.Semantic.DeepEqual(old, a[typ]):
+			parts = append(parts, fmt.Sprintf("%s %s -> %s", typ, brief(old), brief(a[typ])))
+		}
+	}
+	return "[" + strings.Join(parts, ", ") + "]", true
+}
+
+// CompactJSON renders v for a failure message: one line of JSON, "<none>" for nil.
+func CompactJSON(v any) string {
+	if v == nil {
+		return "<none>"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // normalizeJSON round-trips v through JSON so it compares like an object read from the API
@@ -1002,6 +1140,8 @@ func normalizeJSON(v map[string]any) (map[string]any, error) {
 	}
 	return out, nil
 }
+
+var errStatusUnchanged = errors.New("status unchanged")
 
 func sortedNames(m map[string]*unstructured.Unstructured) []string {
 	names := make([]string, 0, len(m))
