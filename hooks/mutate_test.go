@@ -3,21 +3,18 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 
+	"github.com/sparkhooks/sparkhooks/internal/httpbench"
 	"github.com/sparkhooks/sparkhooks/internal/mutate"
 )
 
@@ -176,25 +173,5 @@ func BenchmarkMutateHTTP(b *testing.B) {
 	client := srv.Client()
 	url := srv.URL + MutatePath
 
-	durations := make([]time.Duration, 0, 1<<16)
-	b.ReportAllocs()
-	for b.Loop() {
-		start := time.Now()
-		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		data, err := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"patch"`) {
-			b.Fatalf("status %d, err %v, body %.200s", resp.StatusCode, err, data)
-		}
-		durations = append(durations, time.Since(start))
-	}
-	slices.Sort(durations)
-	percentile := func(p float64) float64 {
-		return float64(durations[int(float64(len(durations)-1)*p)].Nanoseconds())
-	}
-	b.ReportMetric(percentile(0.50), "p50-ns")
-	b.ReportMetric(percentile(0.99), "p99-ns")
+	httpbench.Post(b, client, url, body, `"patch"`)
 }

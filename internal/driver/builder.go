@@ -48,7 +48,6 @@ type builder struct {
 	driverServiceName string
 	conf              properties
 
-	uiPath              string // path of the UI Ingress URL, "" for none or "/"
 	executorPodTemplate []byte // JSON, nil when Spark cannot use one
 	objs                Objects
 }

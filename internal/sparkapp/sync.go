@@ -399,23 +399,21 @@ func (d *decider) submissionFailed() {
 }
 
 func (d *decider) shouldRetrySubmission() bool {
-	rp := d.spec.Spec.RestartPolicy
-	switch rp.Type {
-	case v1beta2.RestartPolicyAlways:
-		return true
-	case v1beta2.RestartPolicyOnFailure:
-		return rp.OnSubmissionFailureRetries != nil && d.status.SubmissionAttempts <= *rp.OnSubmissionFailureRetries
-	}
-	return false
+	return d.retryAllowed(d.spec.Spec.RestartPolicy.OnSubmissionFailureRetries, d.status.SubmissionAttempts)
 }
 
 func (d *decider) shouldRetryRun() bool {
-	rp := d.spec.Spec.RestartPolicy
-	switch rp.Type {
+	return d.retryAllowed(d.spec.Spec.RestartPolicy.OnFailureRetries, d.status.ExecutionAttempts)
+}
+
+// retryAllowed applies the restart policy to a failure: Always retries, OnFailure while the
+// attempts so far do not exceed the retries allowed (Kubeflow's count), Never does not.
+func (d *decider) retryAllowed(retries *int32, attempts int32) bool {
+	switch d.spec.Spec.RestartPolicy.Type {
 	case v1beta2.RestartPolicyAlways:
 		return true
 	case v1beta2.RestartPolicyOnFailure:
-		return rp.OnFailureRetries != nil && d.status.ExecutionAttempts <= *rp.OnFailureRetries
+		return retries != nil && attempts <= *retries
 	}
 	return false
 }
