@@ -35,6 +35,12 @@ type badRequest interface {
 	BadRequest() bool
 }
 
+// conflict is implemented by core errors that refuse to decide because the observed world
+// contradicts the status (metacontroller.Refusal): a 409, counted by reason, not a 5xx.
+type conflict interface {
+	Conflict() string
+}
+
 type hookRecorder struct {
 	name    string
 	metrics *metrics.Metrics
@@ -43,6 +49,10 @@ type hookRecorder struct {
 
 func (h hookRecorder) fail(w http.ResponseWriter, r *http.Request, start time.Time, err error) {
 	status, result := classify(err)
+	var c conflict
+	if errors.As(err, &c) {
+		h.metrics.HookRefusals.WithLabelValues(h.name, c.Conflict()).Inc()
+	}
 	h.metrics.HookDuration.WithLabelValues(h.name, result).Observe(time.Since(start).Seconds())
 	h.logger.LogAttrs(r.Context(), slog.LevelWarn, "hook refused request",
 		slog.String("hook", h.name), slog.Int("status", status), slog.String("error", err.Error()))
@@ -178,6 +188,10 @@ func classify(err error) (status int, result string) {
 	var big tooLarge
 	if errors.As(err, &big) {
 		return http.StatusRequestEntityTooLarge, "bad_request"
+	}
+	var c conflict
+	if errors.As(err, &c) {
+		return http.StatusConflict, "refused"
 	}
 	var br badRequest
 	if errors.As(err, &br) && br.BadRequest() {

@@ -41,6 +41,8 @@ func testConfig(m *metrics.Metrics) Config {
 			return nil, Outcome{}, coreError{bad: true}
 		case "broken":
 			return nil, Outcome{}, coreError{}
+		case "stale":
+			return nil, Outcome{}, metacontroller.Refusef("UnknownAttempt", "pod %s is not accounted for", "x-driver")
 		case "panic":
 			panic("boom")
 		}
@@ -85,6 +87,7 @@ func TestRouterAnswers(t *testing.T) {
 		{"null parent customize", http.MethodPost, SparkApplicationCustomizePath, `{"parent":null}`, 400, `no parent`},
 		{"core bad request", http.MethodPost, SparkApplicationSyncPath, `{"parent":{"metadata":{"name":"bad"}}}`, 400, `core says no`},
 		{"core failure", http.MethodPost, SparkApplicationSyncPath, `{"parent":{"metadata":{"name":"broken"}}}`, 500, `core says no`},
+		{"refusal", http.MethodPost, SparkApplicationSyncPath, `{"parent":{"metadata":{"name":"stale"}}}`, 409, `pod x-driver is not accounted for`},
 		{"panic", http.MethodPost, SparkApplicationSyncPath, `{"parent":{"metadata":{"name":"panic"}}}`, 500, `internal error`},
 		{"too large", http.MethodPost, SparkApplicationSyncPath, `{"parent":{"metadata":{"name":"` + strings.Repeat("x", 2000) + `"}}}`, 413, `1024-byte limit`},
 		{"wrong method", http.MethodGet, SparkApplicationSyncPath, ``, 405, `method not allowed`},
@@ -108,13 +111,14 @@ func TestRouterAnswers(t *testing.T) {
 func TestRouterRecordsMetrics(t *testing.T) {
 	m := metrics.New()
 	router := NewRouter(testConfig(m))
-	for _, body := range []string{`{"parent":{"metadata":{"name":"pi"}}}`, `{"parent":{"metadata":{"name":"bad"}}}`} {
+	for _, body := range []string{`{"parent":{"metadata":{"name":"pi"}}}`, `{"parent":{"metadata":{"name":"bad"}}}`, `{"parent":{"metadata":{"name":"stale"}}}`} {
 		router.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, SparkApplicationSyncPath, strings.NewReader(body)))
 	}
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.Submissions.WithLabelValues("SparkApplication")))
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.SyncTransitions.WithLabelValues("SparkApplication", "NEW", "SUBMITTED")))
-	assert.Equal(t, 2, testutil.CollectAndCount(m.HookDuration), "one series per result: ok and bad_request")
-	assert.Equal(t, 2, testutil.CollectAndCount(m.HTTPRequestDuration), "one series per route and code")
+	assert.Equal(t, 3, testutil.CollectAndCount(m.HookDuration), "one series per result: ok, bad_request, refused")
+	assert.Equal(t, 3, testutil.CollectAndCount(m.HTTPRequestDuration), "one series per route and code")
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.HookRefusals.WithLabelValues("sparkapplication_sync", "UnknownAttempt")))
 	assert.Equal(t, 0, testutil.CollectAndCount(m.ValidationFailures))
 }
 

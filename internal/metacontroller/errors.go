@@ -19,3 +19,25 @@ func (e *RequestError) Unwrap() error { return e.err }
 
 // BadRequest marks the error as the caller's.
 func (e *RequestError) BadRequest() bool { return true }
+
+// Refusal means the request is well formed but the observed world contradicts the status, so
+// that any answer could delete a live pod it should not: a stale parent, a pod of an attempt the
+// status does not know, a pod whose identity was edited. The HTTP layer answers 409 and counts
+// the refusal by Reason; Metacontroller keeps every child and the status and asks again. It is
+// not a fault of sparkhooks, so it is kept apart from 5xx answers, which alerts watch.
+type Refusal struct {
+	// Reason is a short CamelCase word for the metric label.
+	Reason string
+	err    error
+}
+
+// Refusef formats a Refusal with the given reason; %w wraps as in fmt.Errorf.
+func Refusef(reason, format string, args ...any) error {
+	return &Refusal{Reason: reason, err: fmt.Errorf(format, args...)}
+}
+
+func (e *Refusal) Error() string { return e.err.Error() }
+func (e *Refusal) Unwrap() error { return e.err }
+
+// Conflict marks the error as a refusal to decide on a contradictory observation.
+func (e *Refusal) Conflict() string { return e.Reason }

@@ -1,6 +1,7 @@
 package metacontroller
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -40,6 +41,53 @@ func (m ChildMap) Decode(key, name string, out any) (bool, error) {
 		return true, fmt.Errorf("decode observed %s %q: %w", key, name, err)
 	}
 	return true, nil
+}
+
+// DropAbsent removes entries whose object is JSON null or empty. Metacontroller never sends
+// them; an entry without an object is neither kept nor deleted by any answer, so it is dropped
+// before the decision sees it, and never echoed back as a null desired child.
+func (m ChildMap) DropAbsent() {
+	for _, group := range m {
+		for name, raw := range group {
+			if isAbsent(raw) {
+				delete(group, name)
+			}
+		}
+	}
+}
+
+// CheckNames fails when an observed object's metadata.name differs from the name it is filed
+// under: an answer built from such a request could keep one object and delete another.
+func (m ChildMap) CheckNames() error {
+	for key, group := range m {
+		for name, raw := range group {
+			var obj struct {
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(raw, &obj); err != nil {
+				return fmt.Errorf("decode observed %s %q: %w", key, name, err)
+			}
+			if obj.Metadata.Name != name {
+				return fmt.Errorf("observed %s %q has metadata.name %q", key, name, obj.Metadata.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func isAbsent(raw json.RawMessage) bool {
+	for _, b := range raw {
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case 'n':
+			return string(bytes.TrimSpace(raw)) == "null"
+		}
+		return false
+	}
+	return true
 }
 
 // SyncRequest is the body Metacontroller POSTs to the sync and finalize hooks of a

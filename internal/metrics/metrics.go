@@ -13,6 +13,7 @@ type Metrics struct {
 
 	HTTPRequestDuration *prometheus.HistogramVec
 	HookDuration        *prometheus.HistogramVec
+	HookRefusals        *prometheus.CounterVec
 	SyncTransitions     *prometheus.CounterVec
 	Submissions         *prometheus.CounterVec
 	Restarts            *prometheus.CounterVec
@@ -37,9 +38,13 @@ func New() *Metrics {
 		}, []string{"route", "code"}),
 		HookDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "sparkhooks_hook_duration_seconds",
-			Help:    "Time spent deciding inside a hook (decode to encode), by hook and result (ok, bad_request, error).",
+			Help:    "Time spent deciding inside a hook (decode to encode), by hook and result (ok, bad_request, refused, error).",
 			Buckets: hookBuckets,
 		}, []string{"hook", "result"}),
+		HookRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sparkhooks_hook_refusals_total",
+			Help: "Requests a hook refused to decide (HTTP 409) because the observed children contradict the status, by hook and reason.",
+		}, []string{"hook", "reason"}),
 		SyncTransitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sparkhooks_sync_transitions_total",
 			Help: "State transitions decided by sync hooks, by parent kind and from/to state.",
@@ -68,7 +73,7 @@ func New() *Metrics {
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.HTTPRequestDuration, m.HookDuration, m.SyncTransitions, m.Submissions,
+		m.HTTPRequestDuration, m.HookDuration, m.HookRefusals, m.SyncTransitions, m.Submissions,
 		m.Restarts, m.Mutations, m.AdmissionDenials, m.ValidationFailures,
 	)
 	return m
