@@ -2,11 +2,12 @@ package sparkapp
 
 import (
 	"encoding/json"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
 // activeChildren sets the desired children of a running attempt: everything built for it, or,
@@ -130,36 +131,103 @@ func terminatedPod(pod *podView) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
-// checkDriversKept refuses an answer that would delete, or leave in place under another
-// identity, a live driver Pod the observed status does not account for. Such a Pod means the
-// request is stale or the Pod is not ours to judge; Metacontroller will ask again.
-func (d *decider) checkDriversKept() error {
-	desired := map[string]string{}
+// Refusal reasons, the label of sparkhooks_hook_refusals_total.
+const (
+	// RefusedUnknownAttempt: a live Pod carries no submission id, or one the status does not
+	// know; the request may be stale, or the Pod was relabelled.
+	RefusedUnknownAttempt = "UnknownAttempt"
+	// RefusedIdentityChanged: the answer keeps a Pod's name but for another attempt, which would
+	// leave the live Pod in place under an identity it does not have.
+	RefusedIdentityChanged = "IdentityChanged"
+	// RefusedAttemptNotEnded: the answer would delete a live Pod of the current attempt without
+	// deciding that the attempt is over.
+	RefusedAttemptNotEnded = "AttemptNotEnded"
+)
+
+// activeStates are the states in which the attempt status.submissionID names may have a live
+// driver; releasingStates are those in which it is over and its children go.
+var (
+	activeStates = map[v1beta2.ApplicationStateType]bool{
+		v1beta2.ApplicationStateSubmitted: true, v1beta2.ApplicationStateRunning: true,
+		v1beta2.ApplicationStateUnknown: true, v1beta2.ApplicationStateSucceeding: true,
+	}
+	releasingStates = map[v1beta2.ApplicationStateType]bool{
+		v1beta2.ApplicationStateFailing: true, v1beta2.ApplicationStatePendingRerun: true,
+		v1beta2.ApplicationStateCompleted: true, v1beta2.ApplicationStateFailed: true,
+		v1beta2.ApplicationStateInvalidating: true, v1beta2.ApplicationStateSuspending: true,
+		v1beta2.ApplicationStateSuspended: true, v1beta2.ApplicationStateResuming: true,
+		v1beta2.ApplicationStateFailedSubmission: true,
+	}
+)
+
+// releasesAttempt tells whether a decision from state from to state to gives up the attempt
+// the observed status names: it ends it now (an active state to a releasing one) or the status
+// already shows it over. A new application has no attempt to give up, and a submission that
+// fails cannot have a live driver of its own.
+func releasesAttempt(from, to v1beta2.ApplicationStateType) bool {
+	if !releasingStates[to] {
+		return false
+	}
+	if releasingStates[from] {
+		return true
+	}
+	return activeStates[from] && to != v1beta2.ApplicationStateFailedSubmission
+}
+
+// checkLivePodsKept is the last step of every sync: it refuses an answer that would delete a
+// live Pod (Metacontroller deletes every observed child the answer leaves out) unless this
+// decision gives up the attempt that Pod belongs to, and an answer that would keep a live Pod
+// under another attempt's identity. A Pod belongs to the attempt its submission-id label names,
+// which the hook writes and no other controller has a reason to touch; a Pod that carries none
+// cannot be placed, so the hook refuses rather than guess.
+func (d *decider) checkLivePodsKept() error {
+	desired := map[string]string{} // Pod name → submission id
 	for _, obj := range d.children {
-		if pod, ok := obj.(*corev1.Pod); ok {
+		switch pod := obj.(type) {
+		case *corev1.Pod:
 			desired[pod.Name] = pod.Labels[driver.LabelSubmissionID]
-		} else if m, ok := obj.(map[string]any); ok && m["kind"] == "Pod" {
-			if md, ok := m["metadata"].(map[string]any); ok {
-				name, _ := md["name"].(string)
-				desired[name] = d.status.SubmissionID
+		case map[string]any:
+			if pod["kind"] != "Pod" {
+				continue
 			}
+			md, _ := pod["metadata"].(map[string]any)
+			name, _ := md["name"].(string)
+			labels, _ := md["labels"].(map[string]any)
+			sub, _ := labels[driver.LabelSubmissionID].(string)
+			desired[name] = sub
 		}
 	}
+	from, to := d.decision.From, d.status.AppState.State
 	known := d.knownSubmission
 	for _, pod := range d.in.drivers {
 		if terminatedPod(pod) || pod.Metadata.DeletionTimestamp != nil {
 			continue
 		}
+		name := pod.Metadata.Name
 		sub := pod.Metadata.Labels[driver.LabelSubmissionID]
-		want, kept := desired[pod.Metadata.Name]
+		want, kept := desired[name]
 		switch {
-		case kept && want == sub:
-		case !kept && sub == known && known != "":
-			// The decision gives up the attempt the status describes: deliberate.
-		default:
-			return fmt.Errorf("refusing to decide: running driver Pod %s belongs to submission %q, which status (submission %q) does not account for; the request may be stale",
-				pod.Metadata.Name, sub, known)
+		case kept && want == sub && sub != "":
+		case kept:
+			return metacontroller.Refusef(RefusedIdentityChanged,
+				"refusing to decide: live Pod %s carries submission id %q, but the answer keeps it as submission %q; the request may be stale, or the Pod's %s label was edited",
+				name, sub, want, driver.LabelSubmissionID)
+		case sub == "" || sub != known:
+			return metacontroller.Refusef(RefusedUnknownAttempt,
+				"refusing to decide: live Pod %s belongs to submission %q, which the status (submission %q) does not account for; the request may be stale, or the Pod's %s label was edited",
+				name, sub, known, driver.LabelSubmissionID)
+		case !releasesAttempt(from, to):
+			return metacontroller.Refusef(RefusedAttemptNotEnded,
+				"refusing to decide: the answer (state %s to %s) would delete live Pod %s of submission %q without ending that attempt",
+				stateName(from), stateName(to), name, sub)
 		}
 	}
 	return nil
+}
+
+func stateName(s v1beta2.ApplicationStateType) string {
+	if s == "" {
+		return "NEW"
+	}
+	return string(s)
 }

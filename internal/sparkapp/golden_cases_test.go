@@ -139,6 +139,7 @@ func goldenCases() []goldenCase {
 // driving the in-test world to the moment the case records. TestGolden checks the responses.
 func TestGoldenCases(t *testing.T) {
 	cases := append(goldenCases(), edgeCases()...)
+	cases = append(cases, safetyCases()...)
 	cases = append(cases, exampleCases(t)...)
 	for _, gc := range cases {
 		hook := gc.hook

@@ -3,6 +3,7 @@ package sparkapp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -77,7 +78,7 @@ func runHook(t *testing.T, hook string, body []byte, now time.Time) []byte {
 		require.NoError(t, json.Unmarshal(body, &req))
 		r, _, err := Sync(&req, now, DefaultConfig())
 		if err != nil {
-			resp = map[string]string{"error": err.Error()}
+			resp = errorAnswer(err)
 		} else {
 			resp = r
 		}
@@ -85,6 +86,20 @@ func runHook(t *testing.T, hook string, body []byte, now time.Time) []byte {
 	out, err := json.MarshalIndent(resp, "", "  ")
 	require.NoError(t, err)
 	return append(out, '\n')
+}
+
+// errorAnswer records a refused request as the HTTP layer tells it apart: a refusal (409) with
+// its reason, a request error (400), or anything else (500).
+func errorAnswer(err error) map[string]string {
+	var refusal *metacontroller.Refusal
+	var bad *metacontroller.RequestError
+	switch {
+	case errors.As(err, &refusal):
+		return map[string]string{"refused": refusal.Reason, "error": err.Error()}
+	case errors.As(err, &bad):
+		return map[string]string{"badRequest": "true", "error": err.Error()}
+	}
+	return map[string]string{"fault": "true", "error": err.Error()}
 }
 
 func checkStatusSchema(t *testing.T, crd *crdschema.Validator, response []byte) {

@@ -55,7 +55,10 @@ type serviceView struct {
 type input struct {
 	app      *v1beta2.SparkApplication // as stored, status included
 	children metacontroller.ChildMap
-	drivers  []*podView // observed driver Pods, sorted by name
+	// drivers are every observed Pod child, sorted by name, whatever their labels say: the
+	// driver is the only Pod a SparkApplication owns, and a label edited by a user or a policy
+	// must not make the decision overlook it (and leave it out of the answer, which deletes it).
+	drivers []*podView
 	execs    []*podView // related executor Pods of any attempt, sorted by executor id
 }
 
@@ -69,6 +72,9 @@ func decodeParent(raw json.RawMessage) (*v1beta2.SparkApplication, error) {
 	}
 	if app.Kind != "" && app.Kind != v1beta2.KindSparkApplication {
 		return nil, requestErrorf("parent is a %s, want %s", app.Kind, v1beta2.KindSparkApplication)
+	}
+	if want := v1beta2.GroupVersion.String(); app.APIVersion != "" && app.APIVersion != want {
+		return nil, requestErrorf("parent has apiVersion %s, want %s", app.APIVersion, want)
 	}
 	if app.Name == "" || app.UID == "" {
 		return nil, requestErrorf("parent SparkApplication lacks metadata.name or metadata.uid")
@@ -84,22 +90,31 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Finalizing && app.DeletionTimestamp == nil {
+		return nil, requestErrorf("finalizing request for SparkApplication %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", app.Namespace, app.Name)
+	}
+	req.Children.DropAbsent()
+	req.Related.DropAbsent()
+	if err := req.Children.CheckNames(); err != nil {
+		return nil, requestErrorf("%w", err)
+	}
 	in := &input{app: app, children: req.Children}
 	for _, name := range req.Children.Names(keyPod) {
 		pod := &podView{}
 		if _, err := req.Children.Decode(keyPod, name, pod); err != nil {
-			return nil, metacontroller.RequestErrorf("%w", err)
+			return nil, requestErrorf("%w", err)
 		}
-		if pod.Metadata.Labels[driver.LabelSparkRole] == "driver" {
-			in.drivers = append(in.drivers, pod)
-		}
+		in.drivers = append(in.drivers, pod)
 	}
 	for name, raw := range req.Related[keyPod] {
+		if _, child := req.Children[keyPod][name]; child {
+			continue // a driver whose role label was edited to executor's
+		}
 		pod := &podView{}
 		if err := json.Unmarshal(raw, pod); err != nil {
 			return nil, requestErrorf("decode related Pod %q: %w", name, err)
 		}
-		if pod.Metadata.Labels[driver.LabelSparkRole] == "executor" {
+		if pod.Metadata.Labels[driver.LabelSparkRole] == driver.RoleExecutor {
 			in.execs = append(in.execs, pod)
 		}
 	}

@@ -461,12 +461,16 @@ func TestSyncIsDeterministic(t *testing.T) {
 
 func TestSyncRejectsBadRequests(t *testing.T) {
 	for name, body := range map[string]string{
-		"no parent":       `{"children": {}}`,
-		"parent not json": `{"parent": "x"}`,
-		"wrong kind":      `{"parent": {"kind": "Pod", "metadata": {"name": "a", "uid": "u"}}}`,
-		"no uid":          `{"parent": {"kind": "SparkApplication", "metadata": {"name": "a"}}}`,
-		"bad child":       `{"parent": {"kind": "SparkApplication", "metadata": {"name": "a", "uid": "u"}}, "children": {"Pod.v1": {"p": {"metadata": 3}}}}`,
-		"unknown state":   `{"parent": {"kind": "SparkApplication", "metadata": {"name": "a", "uid": "u"}, "status": {"applicationState": {"state": "DANCING"}}}}`,
+		"no parent":        `{"children": {}}`,
+		"parent not json":  `{"parent": "x"}`,
+		"wrong kind":       `{"parent": {"kind": "Pod", "metadata": {"name": "a", "uid": "u"}}}`,
+		"no uid":           `{"parent": {"kind": "SparkApplication", "metadata": {"name": "a"}}}`,
+		"bad child":        `{"parent": {"kind": "SparkApplication", "metadata": {"name": "a", "uid": "u"}}, "children": {"Pod.v1": {"p": {"metadata": 3}}}}`,
+		"unknown state":    `{"parent": {"kind": "SparkApplication", "metadata": {"name": "a", "uid": "u"}, "status": {"applicationState": {"state": "DANCING"}}}}`,
+		"wrong apiVersion": `{"parent": {"kind": "SparkApplication", "apiVersion": "sparkoperator.k8s.io/v1beta1", "metadata": {"name": "a", "uid": "u"}}}`,
+		"finalizing a parent not being deleted": `{"parent": {"kind": "SparkApplication", "metadata": {"name": "a", "uid": "u"}, "status": {"applicationState": {"state": "RUNNING"}, "submissionID": "s"}},
+			"children": {"Pod.v1": {"a-driver": {"metadata": {"name": "a-driver", "labels": {"sparkoperator.k8s.io/submission-id": "s"}}, "status": {"phase": "Running"}}}}, "finalizing": true}`,
+		"child filed under another name": `{"parent": {"kind": "SparkApplication", "metadata": {"name": "a", "uid": "u"}}, "children": {"Pod.v1": {"a-driver": {"metadata": {"name": "b-driver"}}}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			var req = new(metacontroller.SyncRequest)
@@ -475,6 +479,8 @@ func TestSyncRejectsBadRequests(t *testing.T) {
 			require.Error(t, err)
 			var re *metacontroller.RequestError
 			assert.ErrorAs(t, err, &re)
+			_, err = Finalize(req)
+			assert.ErrorAs(t, err, &re, "the finalize hook reads the same request")
 		})
 	}
 }

@@ -46,7 +46,7 @@ func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacont
 	if err := d.decide(); err != nil {
 		return nil, Decision{}, err
 	}
-	if err := d.checkDriversKept(); err != nil {
+	if err := d.checkLivePodsKept(); err != nil {
 		return nil, Decision{}, err
 	}
 	return d.response(), d.decision, nil
@@ -322,7 +322,9 @@ func (d *decider) invalidate() {
 }
 
 // resetAttempts clears what belongs to the previous spec, as the Kubeflow operator does when
-// it invalidates an application.
+// it invalidates an application. submissionID stays until the next submission replaces it: it
+// names the attempt whose children are being released, and without it a driver Pod whose
+// deletion failed could no longer be told from a Pod the status knows nothing of.
 func (d *decider) resetAttempts() {
 	st := &d.status
 	st.SubmissionAttempts = 0
@@ -330,7 +332,6 @@ func (d *decider) resetAttempts() {
 	st.LastSubmissionAttemptTime = metav1.Time{}
 	st.TerminationTime = metav1.Time{}
 	st.SparkApplicationID = ""
-	st.SubmissionID = ""
 	st.DriverInfo = v1beta2.DriverInfo{}
 	st.ExecutorState = nil
 	st.AppState.ErrorMessage = ""
@@ -370,7 +371,7 @@ func (d *decider) retryDue(intervalSeconds *int64, from time.Time) time.Time {
 		interval = *intervalSeconds
 	}
 	attempts := int64(max(d.status.SubmissionAttempts, 1))
-	return from.Add(time.Duration(interval*attempts) * time.Second)
+	return from.Add(v1beta2.SecondsTimes(interval, attempts))
 }
 
 // submissionFailed handles SUBMISSION_FAILED: an edited spec is submitted afresh, a failure
@@ -468,7 +469,7 @@ func (d *decider) terminal() {
 		release = d.status.AppState.State == v1beta2.ApplicationStateCompleted
 	}
 	if ttl := d.spec.Spec.TimeToLiveSeconds; ttl != nil && !d.status.TerminationTime.IsZero() {
-		expiry := d.status.TerminationTime.Add(time.Duration(max(*ttl, 0)) * time.Second)
+		expiry := d.status.TerminationTime.Add(v1beta2.Seconds(*ttl))
 		if d.now.Before(expiry) {
 			d.wakeAt(expiry)
 		} else {

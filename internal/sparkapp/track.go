@@ -136,7 +136,7 @@ func (d *decider) driverPending(obs driverObservation) {
 		d.wakeAt(due)
 	}
 	if t := d.timeouts().DriverStartSeconds; t != nil {
-		due := created.Add(time.Duration(*t) * time.Second)
+		due := created.Add(v1beta2.Seconds(*t))
 		if !d.now.Before(due) {
 			d.timedOut(ReasonDriverStartTimeout, fmt.Sprintf("the driver did not start within spec.timeouts.driverStartSeconds (%ds): %s", *t, msg))
 			return
@@ -158,7 +158,7 @@ func (d *decider) driverRunning(obs driverObservation) {
 	} else {
 		d.setCondition(condDriverReady, metav1.ConditionFalse, "NotReady", "the driver Pod is not ready", started)
 		if t := d.timeouts().DriverReadySeconds; t != nil {
-			due := started.Add(time.Duration(*t) * time.Second)
+			due := started.Add(v1beta2.Seconds(*t))
 			if !d.now.Before(due) {
 				d.timedOut(ReasonDriverReadyTimeout, fmt.Sprintf("the driver was not ready within spec.timeouts.driverReadySeconds (%ds) of starting", *t))
 				return
@@ -267,7 +267,7 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 	}
 	d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsStarting, msg, d.now)
 	if t := d.timeouts().ExecutorsStartSeconds; t != nil && !driverReady.IsZero() {
-		due := driverReady.Add(time.Duration(*t) * time.Second)
+		due := driverReady.Add(v1beta2.Seconds(*t))
 		if !d.now.Before(due) {
 			d.timedOut(ReasonExecutorsTimeout, fmt.Sprintf("executors did not start within spec.timeouts.executorsStartSeconds (%ds) of the driver being ready: %s", *t, msg))
 			return true

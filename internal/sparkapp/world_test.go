@@ -63,7 +63,13 @@ func newWorld(t testing.TB, appYAML string) *world {
 
 func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
 	w.t.Helper()
-	parent, err := json.Marshal(w.app)
+	app := w.app
+	if finalizing && app.DeletionTimestamp == nil {
+		// Metacontroller finalizes only a parent being deleted.
+		app = app.DeepCopy()
+		app.DeletionTimestamp = &metav1.Time{Time: w.now}
+	}
+	parent, err := json.Marshal(app)
 	require.NoError(w.t, err)
 	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
 		Related: metacontroller.ChildMap{keyPod: {}}}

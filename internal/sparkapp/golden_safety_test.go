@@ -1,0 +1,57 @@
+package sparkapp
+
+import (
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+)
+
+// safetyCases are the requests in which a careless answer would delete a live driver: edited
+// labels, an erased state, a finalizing flag on a parent that is not being deleted, null
+// children. Each golden shows the hook either keeping the driver or refusing.
+func safetyCases() []goldenCase {
+	driverLabels := func(w *world) map[string]any {
+		return w.driverPod()["metadata"].(map[string]any)["labels"].(map[string]any)
+	}
+	return []goldenCase{
+		{name: "running-driver-role-label-removed", setup: then(running(sparkPi, 2), func(w *world) {
+			delete(driverLabels(w), driver.LabelSparkRole)
+		})},
+		{name: "running-driver-role-label-executor", setup: then(running(sparkPi, 2), func(w *world) {
+			driverLabels(w)[driver.LabelSparkRole] = driver.RoleExecutor
+			// The customize hook's executor selector now matches the driver too.
+			w.execs["spark-pi-driver"] = w.driverPod()
+		})},
+		{name: "foreign-running-driver-no-role-label", setup: then(running(sparkPi, 2), func(w *world) {
+			labels := driverLabels(w)
+			labels[driver.LabelSubmissionID] = "someone-else"
+			delete(labels, driver.LabelSparkRole)
+		})},
+		{name: "running-driver-submission-label-removed", setup: then(running(sparkPi, 2), func(w *world) {
+			delete(driverLabels(w), driver.LabelSubmissionID)
+		})},
+		{name: "invalid-edit-while-running-state-erased", setup: then(running(sparkPi, 2), func(w *world) {
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Executor.Memory = ptr("lots") })
+			w.app.Status.AppState.State = ""
+		})},
+		{name: "running-state-erased", setup: then(running(sparkPi, 2), func(w *world) {
+			w.app.Status.AppState.State = ""
+		})},
+		{name: "invalidating-driver-still-live", setup: then(running(sparkPi, 2), func(w *world) {
+			driverPod := w.driverPod()
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Arguments = []string{"20000"} })
+			require.NoError(w.t, w.sync())
+			require.Equal(w.t, v1beta2.ApplicationStateInvalidating, w.state())
+			// Metacontroller wrote the status, but the deletion of the old driver failed.
+			w.children[keyPod]["spark-pi-driver"] = driverPod
+			w.advance(time.Second)
+		})},
+		{name: "running-null-observed-child", setup: then(running(sparkPi, 2), func(w *world) {
+			w.children[keyConfigMap]["ghost"] = nil
+			w.execs["ghost-exec"] = nil
+		})},
+	}
+}
