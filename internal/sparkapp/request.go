@@ -59,7 +59,7 @@ type input struct {
 	// driver is the only Pod a SparkApplication owns, and a label edited by a user or a policy
 	// must not make the decision overlook it (and leave it out of the answer, which deletes it).
 	drivers []*podView
-	execs    []*podView // related executor Pods of any attempt, sorted by executor id
+	execs   []*podView // related executor Pods of any attempt, sorted by executor id
 }
 
 func decodeParent(raw json.RawMessage) (*v1beta2.SparkApplication, error) {
