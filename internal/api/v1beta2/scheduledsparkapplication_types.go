@@ -54,6 +54,14 @@ type ScheduledSparkApplicationSpec struct {
 	// +kubebuilder:validation:Enum=Allow;Forbid;Replace
 	// +optional
 	ConcurrencyPolicy ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
+	// StartingDeadlineSeconds, as in a Kubernetes CronJob: a due time older than this, because
+	// sparkhooks was down or the run was held back by suspend or Forbid, is skipped rather than
+	// run late. Unset means a missed time runs however late (only the latest one, once). This is
+	// a sparkhooks extension; the Kubeflow operator has no such field.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=315360000
+	// +optional
+	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 	// SuccessfulRunHistoryLimit is how many completed runs are kept. Defaults to 1.
 	// +kubebuilder:validation:Minimum=0
 	// +optional

@@ -132,7 +132,10 @@ type SparkApplicationSpec struct {
 	// +optional
 	BatchScheduler *string `json:"batchScheduler,omitempty"`
 	// TimeToLiveSeconds is how long the SparkApplication object is kept after it terminates
-	// before it is deleted, together with everything it owns. Unset keeps it forever.
+	// before it is deleted, together with everything it owns. Unset keeps it forever; the
+	// most is 315360000 (10 years).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=315360000
 	// +optional
 	TimeToLiveSeconds *int64 `json:"timeToLiveSeconds,omitempty"`
 	// BatchSchedulerOptions tunes the batch scheduler (queue, priority, minimum resources).
@@ -212,14 +215,16 @@ type RestartPolicy struct {
 	OnFailureRetries *int32 `json:"onFailureRetries,omitempty"`
 	// OnSubmissionFailureRetryInterval is the base wait, in seconds, before a failed submission
 	// is retried; the wait grows linearly with the number of submission attempts. Defaults to
-	// 5 unless the type is Never.
+	// 5 unless the type is Never; at most 315360000 (10 years).
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=315360000
 	// +optional
 	OnSubmissionFailureRetryInterval *int64 `json:"onSubmissionFailureRetryInterval,omitempty"`
 	// OnFailureRetryInterval is the base wait, in seconds, before a failed run is retried; the
 	// wait grows linearly with the number of submission attempts. Defaults to 5 unless the type
-	// is Never.
+	// is Never; at most 315360000 (10 years).
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=315360000
 	// +optional
 	OnFailureRetryInterval *int64 `json:"onFailureRetryInterval,omitempty"`
 }

@@ -42,6 +42,11 @@ func ValidateScheduledSparkApplication(ssa *ScheduledSparkApplication) field.Err
 	}
 	errs = append(errs, nonNegative32(spec, "successfulRunHistoryLimit", ssa.Spec.SuccessfulRunHistoryLimit)...)
 	errs = append(errs, nonNegative32(spec, "failedRunHistoryLimit", ssa.Spec.FailedRunHistoryLimit)...)
+	if sd := ssa.Spec.StartingDeadlineSeconds; sd != nil && *sd < 0 {
+		errs = append(errs, field.Invalid(spec.Child("startingDeadlineSeconds"), *sd, "must not be negative"))
+	}
+	errs = append(errs, atMostMaxSeconds(spec, "startingDeadlineSeconds", ssa.Spec.StartingDeadlineSeconds,
+		"; remove the field to start a missed run however late")...)
 	return append(errs, ValidateSparkApplicationSpec(&ssa.Spec.Template, ssa.Namespace, spec.Child("template"))...)
 }
 
@@ -170,6 +175,7 @@ func (v *specValidator) topLevel() {
 		v.add(field.Invalid(p.Child("timeToLiveSeconds"), *s.TimeToLiveSeconds,
 			"must be >= 0 (0 deletes the application as soon as it terminates; remove the field to keep it)"))
 	}
+	v.add(atMostMaxSeconds(p, "timeToLiveSeconds", s.TimeToLiveSeconds, "; remove the field to keep the application")...)
 	v.dependencies()
 	if bs := s.BatchSchedulerOptions; bs != nil {
 		for name, q := range bs.Resources {
@@ -512,6 +518,8 @@ func (v *specValidator) restartPolicy() {
 	v.add(nonNegative32(p, "onFailureRetries", rp.OnFailureRetries)...)
 	v.add(positiveSeconds(p, "onSubmissionFailureRetryInterval", rp.OnSubmissionFailureRetryInterval)...)
 	v.add(positiveSeconds(p, "onFailureRetryInterval", rp.OnFailureRetryInterval)...)
+	v.add(atMostMaxSeconds(p, "onSubmissionFailureRetryInterval", rp.OnSubmissionFailureRetryInterval, "")...)
+	v.add(atMostMaxSeconds(p, "onFailureRetryInterval", rp.OnFailureRetryInterval, "")...)
 }
 
 // dynamicAllocation checks the bounds Spark's ExecutorAllocationManager would reject at start,
@@ -635,6 +643,7 @@ func (v *specValidator) extensions() {
 			if f.value != nil && *f.value <= 0 {
 				v.add(field.Invalid(p.Child(f.name), *f.value, "must be > 0 seconds; remove it for no timeout"))
 			}
+			v.add(atMostMaxSeconds(p, f.name, f.value, "; remove it for no timeout")...)
 		}
 	}
 	if rp := v.spec.ResourceRetainPolicy; rp != nil {
@@ -711,6 +720,16 @@ func nonNegative32(parent *field.Path, name string, n *int32) field.ErrorList {
 func positiveSeconds(parent *field.Path, name string, n *int64) field.ErrorList {
 	if n != nil && *n <= 0 {
 		return field.ErrorList{field.Invalid(parent.Child(name), *n, "must be > 0 seconds")}
+	}
+	return nil
+}
+
+// atMostMaxSeconds refuses a number of seconds above MaxSeconds; hint, if any, is appended to
+// the message.
+func atMostMaxSeconds(parent *field.Path, name string, n *int64, hint string) field.ErrorList {
+	if n != nil && *n > MaxSeconds {
+		return field.ErrorList{field.Invalid(parent.Child(name), *n,
+			fmt.Sprintf("must be at most %d seconds (10 years)%s", MaxSeconds, hint))}
 	}
 	return nil
 }

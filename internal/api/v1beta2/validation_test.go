@@ -1,6 +1,7 @@
 package v1beta2
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -165,6 +166,9 @@ func TestValidateSparkApplication(t *testing.T) {
 		{"negative TTL", func(a *SparkApplication) { a.Spec.TimeToLiveSeconds = ptr.To[int64](-1) },
 			[]wantErr{{field.ErrorTypeInvalid, "spec.timeToLiveSeconds", "must be >= 0"}}},
 		{"zero TTL", func(a *SparkApplication) { a.Spec.TimeToLiveSeconds = ptr.To[int64](0) }, nil},
+		{"TTL at the maximum", func(a *SparkApplication) { a.Spec.TimeToLiveSeconds = ptr.To(MaxSeconds) }, nil},
+		{"TTL over the maximum", func(a *SparkApplication) { a.Spec.TimeToLiveSeconds = ptr.To[int64](1e10) },
+			[]wantErr{{field.ErrorTypeInvalid, "spec.timeToLiveSeconds", "must be at most 315360000 seconds (10 years); remove the field"}}},
 		{"bad package coordinate", func(a *SparkApplication) { a.Spec.Deps.Packages = []string{"org.apache.hadoop:hadoop-aws"} },
 			[]wantErr{{field.ErrorTypeInvalid, "spec.deps.packages[0]", "groupId:artifactId:version"}}},
 		{"bad exclude coordinate", func(a *SparkApplication) { a.Spec.Deps.ExcludePackages = []string{"a:b:c"} },
@@ -348,6 +352,17 @@ func TestValidateSparkApplication(t *testing.T) {
 			{field.ErrorTypeInvalid, "spec.restartPolicy.onSubmissionFailureRetryInterval", "must be > 0 seconds"},
 			{field.ErrorTypeInvalid, "spec.restartPolicy.onFailureRetryInterval", "must be > 0 seconds"},
 		}},
+		{"retry intervals at the maximum", func(a *SparkApplication) {
+			a.Spec.RestartPolicy.OnFailureRetryInterval = ptr.To(MaxSeconds)
+			a.Spec.RestartPolicy.OnSubmissionFailureRetryInterval = ptr.To(MaxSeconds)
+		}, nil},
+		{"retry intervals over the maximum", func(a *SparkApplication) {
+			a.Spec.RestartPolicy.OnFailureRetryInterval = ptr.To(MaxSeconds + 1)
+			a.Spec.RestartPolicy.OnSubmissionFailureRetryInterval = ptr.To[int64](math.MaxInt64)
+		}, []wantErr{
+			{field.ErrorTypeInvalid, "spec.restartPolicy.onSubmissionFailureRetryInterval", "must be at most 315360000 seconds"},
+			{field.ErrorTypeInvalid, "spec.restartPolicy.onFailureRetryInterval", "must be at most 315360000 seconds"},
+		}},
 
 		// Dynamic allocation.
 		{"dynamic allocation within bounds", func(a *SparkApplication) {
@@ -417,6 +432,16 @@ func TestValidateSparkApplication(t *testing.T) {
 			{field.ErrorTypeInvalid, "spec.timeouts.driverReadySeconds", "must be > 0 seconds"},
 			{field.ErrorTypeInvalid, "spec.timeouts.executorsStartSeconds", "must be > 0 seconds"},
 		}},
+		{"timeouts at the maximum", func(a *SparkApplication) {
+			a.Spec.Timeouts = &SparkApplicationTimeouts{DriverStartSeconds: ptr.To(MaxSeconds), DriverReadySeconds: ptr.To(MaxSeconds), ExecutorsStartSeconds: ptr.To(MaxSeconds)}
+		}, nil},
+		{"timeouts over the maximum", func(a *SparkApplication) {
+			a.Spec.Timeouts = &SparkApplicationTimeouts{DriverStartSeconds: ptr.To(MaxSeconds + 1), DriverReadySeconds: ptr.To[int64](1e10), ExecutorsStartSeconds: ptr.To[int64](math.MaxInt64)}
+		}, []wantErr{
+			{field.ErrorTypeInvalid, "spec.timeouts.driverStartSeconds", "must be at most 315360000 seconds (10 years); remove it for no timeout"},
+			{field.ErrorTypeInvalid, "spec.timeouts.driverReadySeconds", "must be at most 315360000 seconds"},
+			{field.ErrorTypeInvalid, "spec.timeouts.executorsStartSeconds", "must be at most 315360000 seconds"},
+		}},
 		{"unknown retain policy", func(a *SparkApplication) { a.Spec.ResourceRetainPolicy = ptr.To[ResourceRetainPolicy]("Sometimes") },
 			[]wantErr{{field.ErrorTypeNotSupported, "spec.resourceRetainPolicy", `"OnFailure"`}}},
 	}
@@ -472,6 +497,12 @@ func TestValidateScheduledSparkApplication(t *testing.T) {
 			s.Spec.SuccessfulRunHistoryLimit = ptr.To[int32](0)
 			s.Spec.FailedRunHistoryLimit = ptr.To[int32](0)
 		}, nil},
+		{"zero starting deadline", func(s *ScheduledSparkApplication) { s.Spec.StartingDeadlineSeconds = ptr.To[int64](0) }, nil},
+		{"starting deadline at the maximum", func(s *ScheduledSparkApplication) { s.Spec.StartingDeadlineSeconds = ptr.To(MaxSeconds) }, nil},
+		{"negative starting deadline", func(s *ScheduledSparkApplication) { s.Spec.StartingDeadlineSeconds = ptr.To[int64](-1) },
+			[]wantErr{{field.ErrorTypeInvalid, "spec.startingDeadlineSeconds", "must not be negative"}}},
+		{"starting deadline over the maximum", func(s *ScheduledSparkApplication) { s.Spec.StartingDeadlineSeconds = ptr.To[int64](1e10) },
+			[]wantErr{{field.ErrorTypeInvalid, "spec.startingDeadlineSeconds", "must be at most 315360000 seconds (10 years)"}}},
 		{"template errors carry the template path", func(s *ScheduledSparkApplication) {
 			s.Spec.Template.Executor.Memory = ptr.To("1.5g")
 			s.Spec.Template.SparkConf["spark.kubernetes.namespace"] = "other"

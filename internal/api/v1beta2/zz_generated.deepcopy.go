@@ -565,6 +565,11 @@ func (in *ScheduledSparkApplicationSpec) DeepCopyInto(out *ScheduledSparkApplica
 		*out = new(bool)
 		**out = **in
 	}
+	if in.StartingDeadlineSeconds != nil {
+		in, out := &in.StartingDeadlineSeconds, &out.StartingDeadlineSeconds
+		*out = new(int64)
+		**out = **in
+	}
 	if in.SuccessfulRunHistoryLimit != nil {
 		in, out := &in.SuccessfulRunHistoryLimit, &out.SuccessfulRunHistoryLimit
 		*out = new(int32)
