@@ -20,9 +20,8 @@
 //     asked for instead of creating a second one. status.lastRun is that scheduled time (the
 //     creation time, give or take the sync's delay, except for a late catch-up run).
 //   - After downtime (or a run held back by Forbid or suspend) only the latest missed time runs,
-//     once, and only if it is not older than spec.startingDeadlineSeconds when that is set. (The
-//     hook reads that field as Kubernetes CronJobs define it; the v1beta2 CRD does not declare it
-//     yet, so the API server prunes it until it does.)
+//     once, and only if it is not older than spec.startingDeadlineSeconds when that is set. (That
+//     field is a sparkhooks extension, as Kubernetes CronJobs define it; Kubeflow has none.)
 //   - concurrencyPolicy Allow starts the run next to active ones, Forbid waits until no run is
 //     active, Replace deletes every active run (Kubeflow: the newest only) and starts the new
 //     one. An unset policy is Allow (Kubeflow starts no run at all once any run exists). A run

@@ -37,18 +37,18 @@ func sparkPi() v1beta2.SparkApplicationSpec {
 }
 
 // newParent is a ScheduledSparkApplication as the API server stores it, without status.
-func newParent(schedule string) *parentObject {
-	return &parentObject{
+func newParent(schedule string) *v1beta2.ScheduledSparkApplication {
+	return &v1beta2.ScheduledSparkApplication{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1beta2.GroupVersion.String(), Kind: v1beta2.KindScheduledSparkApplication},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "nightly-pi", Namespace: "spark-jobs", UID: "5f1c7c5e-2b0a-4d8e-9a55-0c3b6f1e2d11",
 			Generation: 1, CreationTimestamp: metav1.NewTime(created),
 			Labels: map[string]string{"team": "analytics"},
 		},
-		Spec: parentSpec{ScheduledSparkApplicationSpec: v1beta2.ScheduledSparkApplicationSpec{
+		Spec: v1beta2.ScheduledSparkApplicationSpec{
 			Schedule: schedule,
 			Template: sparkPi(),
-		}},
+		},
 	}
 }
 
@@ -94,7 +94,7 @@ func runAt(at time.Time, state v1beta2.ApplicationStateType) *observedRun {
 	}
 }
 
-func request(t testing.TB, p *parentObject, runs ...*observedRun) *metacontroller.SyncRequest {
+func request(t testing.TB, p *v1beta2.ScheduledSparkApplication, runs ...*observedRun) *metacontroller.SyncRequest {
 	t.Helper()
 	parent, err := json.Marshal(p)
 	require.NoError(t, err)
@@ -110,7 +110,7 @@ func request(t testing.TB, p *parentObject, runs ...*observedRun) *metacontrolle
 // once changes nothing.
 type world struct {
 	t      *testing.T
-	parent *parentObject
+	parent *v1beta2.ScheduledSparkApplication
 	runs   map[string]*observedRun
 	now    time.Time
 	cfg    Config
@@ -119,7 +119,7 @@ type world struct {
 	createdAt []time.Time
 }
 
-func newWorld(t *testing.T, p *parentObject, now time.Time) *world {
+func newWorld(t *testing.T, p *v1beta2.ScheduledSparkApplication, now time.Time) *world {
 	return &world{t: t, parent: p, runs: map[string]*observedRun{}, now: now}
 }
 

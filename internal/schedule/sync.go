@@ -147,7 +147,7 @@ func (d *decider) schedule(sched *cronSchedule) {
 // the new nextRun.
 func (d *decider) runDue(sched *cronSchedule, next time.Time) time.Time {
 	at := sched.latest(next, d.now)
-	if sd := d.in.startingDeadline; sd != nil && d.now.Sub(at) > time.Duration(*sd)*time.Second {
+	if sd := d.in.startingDeadline; sd != nil && d.now.Sub(at) > v1beta2.Seconds(*sd) {
 		return sched.nextAfter(at)
 	}
 	name := runName(d.in.ssa.Name, at)

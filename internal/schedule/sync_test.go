@@ -380,23 +380,28 @@ func TestSyncScheduleEditRecomputesNextRun(t *testing.T) {
 func TestSyncInvalidThenFixed(t *testing.T) {
 	tests := []struct {
 		name       string
-		mutate     func(p *parentObject)
-		fix        func(p *parentObject)
+		mutate     func(p *v1beta2.ScheduledSparkApplication)
+		fix        func(p *v1beta2.ScheduledSparkApplication)
 		condReason string
 		reason     string
 	}{
-		{"bad expression", func(p *parentObject) { p.Spec.Schedule = "0 25 * * *" }, func(p *parentObject) { p.Spec.Schedule = "0 * * * *" },
+		{"bad expression", func(p *v1beta2.ScheduledSparkApplication) { p.Spec.Schedule = "0 25 * * *" }, func(p *v1beta2.ScheduledSparkApplication) { p.Spec.Schedule = "0 * * * *" },
 			reasonInvalidSchedule, `spec.schedule: Invalid value: "0 25 * * *": end of range (25) above maximum (23): 25`},
-		{"unknown time zone", func(p *parentObject) { p.Spec.TimeZone = "Mars/Olympus" }, func(p *parentObject) { p.Spec.TimeZone = "Europe/Paris" },
+		{"unknown time zone", func(p *v1beta2.ScheduledSparkApplication) { p.Spec.TimeZone = "Mars/Olympus" }, func(p *v1beta2.ScheduledSparkApplication) { p.Spec.TimeZone = "Europe/Paris" },
 			reasonInvalidTimeZone, `spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone "Mars/Olympus": use an IANA name such as UTC or America/New_York`},
-		{"unknown prefix zone", func(p *parentObject) { p.Spec.Schedule = "CRON_TZ=Nowhere 0 * * * *" }, func(p *parentObject) { p.Spec.Schedule = "CRON_TZ=UTC 0 * * * *" },
+		{"unknown prefix zone", func(p *v1beta2.ScheduledSparkApplication) { p.Spec.Schedule = "CRON_TZ=Nowhere 0 * * * *" }, func(p *v1beta2.ScheduledSparkApplication) { p.Spec.Schedule = "CRON_TZ=UTC 0 * * * *" },
 			reasonInvalidSchedule, `unknown time zone "Nowhere"`},
-		{"never fires", func(p *parentObject) { p.Spec.Schedule = "0 0 30 2 *" }, func(p *parentObject) { p.Spec.Schedule = "0 0 28 2 *" },
+		{"never fires", func(p *v1beta2.ScheduledSparkApplication) { p.Spec.Schedule = "0 0 30 2 *" }, func(p *v1beta2.ScheduledSparkApplication) { p.Spec.Schedule = "0 0 28 2 *" },
 			reasonInvalidSchedule, "matches no time in the next five years"},
-		{"invalid template", func(p *parentObject) { p.Spec.Template.Type = "Cobol" }, func(p *parentObject) { p.Spec.Template.Type = v1beta2.SparkApplicationTypeScala },
+		{"invalid template", func(p *v1beta2.ScheduledSparkApplication) { p.Spec.Template.Type = "Cobol" }, func(p *v1beta2.ScheduledSparkApplication) { p.Spec.Template.Type = v1beta2.SparkApplicationTypeScala },
 			reasonInvalidSpec, "spec.template.type"},
-		{"negative starting deadline", func(p *parentObject) { p.Spec.StartingDeadlineSeconds = ptr.To[int64](-1) }, func(p *parentObject) { p.Spec.StartingDeadlineSeconds = nil },
+		{"negative starting deadline", func(p *v1beta2.ScheduledSparkApplication) { p.Spec.StartingDeadlineSeconds = ptr.To[int64](-1) }, func(p *v1beta2.ScheduledSparkApplication) { p.Spec.StartingDeadlineSeconds = nil },
 			reasonInvalidSpec, "spec.startingDeadlineSeconds: Invalid value: -1: must not be negative"},
+		{"starting deadline over the maximum", func(p *v1beta2.ScheduledSparkApplication) { p.Spec.StartingDeadlineSeconds = ptr.To[int64](1e10) },
+			func(p *v1beta2.ScheduledSparkApplication) {
+				p.Spec.StartingDeadlineSeconds = ptr.To(v1beta2.MaxSeconds)
+			},
+			reasonInvalidSpec, "spec.startingDeadlineSeconds: Invalid value: 10000000000: must be at most 315360000 seconds (10 years)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
