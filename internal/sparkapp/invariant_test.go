@@ -1,0 +1,329 @@
+package sparkapp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// The invariant, written from the issue's words and apart from checkLivePodsKept so that the
+// two can disagree: a 200 answer keeps every observed Pod child that has not terminated (with
+// the submission id it has), unless the Pod belongs to the attempt the observed status names
+// and the answer's state gives that attempt up, or the parent is really being finalized. Every
+// error is the caller's (400) or a refusal (409), never a fault.
+var givesUpAttempt = map[string]bool{
+	"FAILING": true, "PENDING_RERUN": true, "COMPLETED": true, "FAILED": true, "INVALIDATING": true,
+	"SUSPENDING": true, "SUSPENDED": true, "RESUMING": true, "SUBMISSION_FAILED": true,
+}
+
+func checkInvariant(t testing.TB, body []byte, resp *metacontroller.SyncResponse, err error) {
+	t.Helper()
+	if err != nil {
+		var refusal *metacontroller.Refusal
+		var bad *metacontroller.RequestError
+		if !errors.As(err, &refusal) && !errors.As(err, &bad) {
+			t.Fatalf("a fault (5xx) where only a 400 or a 409 may be: %v", err)
+		}
+		return
+	}
+	out, mErr := json.Marshal(resp)
+	require.NoError(t, mErr, "the response encodes")
+	var answer struct {
+		Status struct {
+			ApplicationState struct {
+				State string `json:"state"`
+			} `json:"applicationState"`
+		} `json:"status"`
+		Children []map[string]any `json:"children"`
+	}
+	require.NoError(t, json.Unmarshal(out, &answer))
+	kept := map[string]string{}
+	for i, c := range answer.Children {
+		md, _ := c["metadata"].(map[string]any)
+		name, _ := md["name"].(string)
+		if c == nil || c["kind"] == nil || c["apiVersion"] == nil || name == "" {
+			t.Fatalf("desired child %d is not an object with kind, apiVersion and name: %v", i, c)
+		}
+		if c["kind"] == "Pod" {
+			labels, _ := md["labels"].(map[string]any)
+			sub, _ := labels["sparkoperator.k8s.io/submission-id"].(string)
+			kept[name] = sub
+		}
+	}
+
+	var req struct {
+		Parent struct {
+			Metadata struct {
+				DeletionTimestamp *string `json:"deletionTimestamp"`
+			} `json:"metadata"`
+			Status struct {
+				SubmissionID     string `json:"submissionID"`
+				ApplicationState struct {
+					State string `json:"state"`
+				} `json:"applicationState"`
+			} `json:"status"`
+		} `json:"parent"`
+		Children   map[string]map[string]json.RawMessage `json:"children"`
+		Finalizing bool                                  `json:"finalizing"`
+	}
+	require.NoError(t, json.Unmarshal(body, &req))
+	if req.Finalizing && req.Parent.Metadata.DeletionTimestamp != nil {
+		return
+	}
+	status := req.Parent.Status
+	for name, raw := range req.Children["Pod.v1"] {
+		var pod struct {
+			Metadata struct {
+				Labels            map[string]string `json:"labels"`
+				DeletionTimestamp *string           `json:"deletionTimestamp"`
+			} `json:"metadata"`
+			Status struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
+		}
+		if json.Unmarshal(raw, &pod) != nil || string(raw) == "null" {
+			continue
+		}
+		if pod.Status.Phase == "Succeeded" || pod.Status.Phase == "Failed" || pod.Metadata.DeletionTimestamp != nil {
+			continue
+		}
+		sub := pod.Metadata.Labels["sparkoperator.k8s.io/submission-id"]
+		if want, ok := kept[name]; ok {
+			if want != sub {
+				t.Fatalf("live Pod %s of submission %q kept as submission %q", name, sub, want)
+			}
+			continue
+		}
+		ours := sub != "" && sub == status.SubmissionID
+		from, to := status.ApplicationState.State, answer.Status.ApplicationState.State
+		if !ours || from == "" || !givesUpAttempt[to] || (to == "SUBMISSION_FAILED" && !givesUpAttempt[from]) {
+			t.Fatalf("live Pod %s (submission %q) dropped: status submission %q, state %q -> %q",
+				name, sub, status.SubmissionID, from, to)
+		}
+	}
+}
+
+// mutation changes one thing in a decoded request.
+type mutation struct {
+	name  string
+	apply func(req map[string]any)
+	shift time.Duration // added to the clock
+	// notNew, when set, is a condition type the answer must not set to True unless the request
+	// had it: a deadline that lies years ahead has not passed.
+	notNew string
+	// noRetry: a failed attempt or submission is not retried, its interval lies years ahead.
+	noRetry bool
+}
+
+// TestInvariantUnderMutations changes every golden sync request in one plausible way at a
+// time and checks the invariant on each answer.
+func TestInvariantUnderMutations(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "sync", "*", "request.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	runs, answered := 0, 0
+	for _, file := range files {
+		dir := filepath.Dir(file)
+		body, err := os.ReadFile(file)
+		require.NoError(t, err)
+		now := caseNow(t, dir)
+		var probe map[string]any
+		require.NoError(t, json.Unmarshal(body, &probe))
+		for _, m := range mutations(probe) {
+			var req map[string]any
+			require.NoError(t, json.Unmarshal(body, &req))
+			m.apply(req)
+			mutated, err := json.Marshal(req)
+			require.NoError(t, err)
+			runs++
+			t.Run(filepath.Base(dir)+"/"+m.name, func(t *testing.T) {
+				var sr metacontroller.SyncRequest
+				if json.Unmarshal(mutated, &sr) != nil {
+					return
+				}
+				resp, _, err := Sync(&sr, now.Add(m.shift), DefaultConfig())
+				if err == nil {
+					answered++
+				}
+				checkInvariant(t, mutated, resp, err)
+				if err == nil && m.noRetry {
+					from, to := stateAt(t, mutated, "parent", "status"), stateAt(t, mustJSON(t, resp), "status")
+					if (from == "FAILING" || from == "SUBMISSION_FAILED") && (to == "SUBMITTED" || to == "PENDING_RERUN") {
+						t.Fatalf("retried (%s -> %s) although the retry interval is years away", from, to)
+					}
+				}
+				if err == nil && m.notNew != "" {
+					before := trueConditions(t, mutated, "parent", "status")
+					after := trueConditions(t, mustJSON(t, resp), "status")
+					if after[m.notNew] && !before[m.notNew] {
+						t.Fatalf("condition %s set although its deadline is years away", m.notNew)
+					}
+				}
+			})
+		}
+	}
+	t.Logf("%d mutated requests, %d answered 200", runs, answered)
+}
+
+// mutations lists the single-field changes for one request: for each observed Pod, its labels,
+// phase and deletion; for the parent, its state, submission, identity, finalizing flag and the
+// spec fields that drive deadlines; for the children, nulls and strays; and the clock.
+func mutations(req map[string]any) []mutation {
+	var ms []mutation
+	add := func(name string, f func(map[string]any)) { ms = append(ms, mutation{name: name, apply: f}) }
+	parent := func(r map[string]any) map[string]any { return obj(r, "parent") }
+	status := func(r map[string]any) map[string]any { return obj(parent(r), "status") }
+	spec := func(r map[string]any) map[string]any { return obj(parent(r), "spec") }
+	meta := func(r map[string]any) map[string]any { return obj(parent(r), "metadata") }
+
+	for _, pod := range sortedKeys(obj(obj(req, "children"), "Pod.v1")) {
+		podOf := func(r map[string]any) map[string]any { return obj(obj(obj(r, "children"), "Pod.v1"), pod) }
+		labels := func(r map[string]any) map[string]any { return obj(obj(podOf(r), "metadata"), "labels") }
+		for _, key := range []string{"spark-role", "sparkoperator.k8s.io/submission-id", "spark-app-selector", "controller-uid"} {
+			add(pod+"/remove-label-"+key, func(r map[string]any) { delete(labels(r), key) })
+			for _, v := range []string{"executor", "Driver", "", "other"} {
+				add(fmt.Sprintf("%s/label-%s=%q", pod, key, v), func(r map[string]any) { labels(r)[key] = v })
+			}
+		}
+		for _, phase := range []string{"Pending", "Running", "Succeeded", "Failed", "Unknown", ""} {
+			add(pod+"/phase-"+phase, func(r map[string]any) { obj(podOf(r), "status")["phase"] = phase })
+		}
+		add(pod+"/no-status", func(r map[string]any) { delete(podOf(r), "status") })
+		add(pod+"/deleting", func(r map[string]any) { obj(podOf(r), "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })
+		add(pod+"/null", func(r map[string]any) { obj(obj(r, "children"), "Pod.v1")[pod] = nil })
+		add(pod+"/misfiled", func(r map[string]any) { obj(podOf(r), "metadata")["name"] = pod + "-x" })
+		add(pod+"/copied-under-another-name", func(r map[string]any) {
+			pods := obj(obj(r, "children"), "Pod.v1")
+			var cp map[string]any
+			b, _ := json.Marshal(pods[pod])
+			_ = json.Unmarshal(b, &cp)
+			obj(cp, "metadata")["name"] = "stray-driver"
+			pods["stray-driver"] = cp
+		})
+		add(pod+"/also-related-executor", func(r map[string]any) { obj(obj(r, "related"), "Pod.v1")[pod] = podOf(r) })
+	}
+
+	for _, st := range []string{"", "SUBMITTED", "RUNNING", "SUCCEEDING", "COMPLETED", "FAILING", "FAILED",
+		"SUBMISSION_FAILED", "PENDING_RERUN", "INVALIDATING", "SUSPENDING", "SUSPENDED", "RESUMING", "UNKNOWN", "DANCING"} {
+		add("state="+stateName(v1beta2.ApplicationStateType(st)), func(r map[string]any) { obj(status(r), "applicationState")["state"] = st })
+	}
+	add("no-status", func(r map[string]any) { delete(parent(r), "status") })
+	add("status-submission-removed", func(r map[string]any) { delete(status(r), "submissionID") })
+	add("status-submission-other", func(r map[string]any) { status(r)["submissionID"] = "other" })
+	add("status-spec-hash-removed", func(r map[string]any) { delete(status(r), "submittedSpecHash") })
+	add("status-spec-hash-other", func(r map[string]any) { status(r)["submittedSpecHash"] = "0000000000000000" })
+	add("status-attempts-zero", func(r map[string]any) { status(r)["submissionAttempts"] = 0; status(r)["executionAttempts"] = 0 })
+	add("status-attempts-huge", func(r map[string]any) { status(r)["submissionAttempts"] = 2147483647 })
+	add("status-conditions-removed", func(r map[string]any) { delete(status(r), "conditions") })
+	add("status-termination-cleared", func(r map[string]any) { status(r)["terminationTime"] = nil })
+	add("status-driver-info-removed", func(r map[string]any) { delete(status(r), "driverInfo") })
+
+	add("finalizing", func(r map[string]any) { r["finalizing"] = true })
+	add("finalizing-being-deleted", func(r map[string]any) {
+		r["finalizing"] = true
+		meta(r)["deletionTimestamp"] = "2026-03-08T06:00:00Z"
+	})
+	add("being-deleted", func(r map[string]any) { meta(r)["deletionTimestamp"] = "2026-03-08T06:00:00Z" })
+	add("api-version-other", func(r map[string]any) { parent(r)["apiVersion"] = "sparkoperator.k8s.io/v1beta1" })
+	add("kind-removed", func(r map[string]any) { delete(parent(r), "kind") })
+	add("uid-other", func(r map[string]any) { meta(r)["uid"] = "00000000-0000-4000-8000-000000000099" })
+	add("name-other", func(r map[string]any) { meta(r)["name"] = "other-app" })
+	add("generation-bumped", func(r map[string]any) { meta(r)["generation"] = 99 })
+	add("labels-edited", func(r map[string]any) { meta(r)["labels"] = map[string]any{"team": "x"} })
+
+	add("spec-suspend", func(r map[string]any) { spec(r)["suspend"] = true })
+	add("spec-arguments-edited", func(r map[string]any) { spec(r)["arguments"] = []any{"7"} })
+	add("spec-invalid", func(r map[string]any) { obj(spec(r), "executor")["memory"] = "lots" })
+	add("spec-retain-never", func(r map[string]any) { spec(r)["resourceRetainPolicy"] = "Never" })
+	add("spec-ttl-zero", func(r map[string]any) { spec(r)["timeToLiveSeconds"] = 0 })
+	for _, secs := range []int64{315360000, 10000000000, 9223372036854775807} {
+		ms = append(ms, mutation{name: fmt.Sprintf("spec-timeouts-%d", secs), notNew: condTimedOut, apply: func(r map[string]any) {
+			spec(r)["timeouts"] = map[string]any{"driverStartSeconds": secs, "driverReadySeconds": secs, "executorsStartSeconds": secs}
+		}})
+		ms = append(ms, mutation{name: fmt.Sprintf("spec-ttl-%d", secs), notNew: condExpired, apply: func(r map[string]any) {
+			spec(r)["timeToLiveSeconds"] = secs
+		}})
+		ms = append(ms, mutation{name: fmt.Sprintf("spec-retry-interval-%d", secs), noRetry: true, apply: func(r map[string]any) {
+			spec(r)["restartPolicy"] = map[string]any{"type": "OnFailure", "onFailureRetries": 3, "onFailureRetryInterval": secs,
+				"onSubmissionFailureRetries": 3, "onSubmissionFailureRetryInterval": secs}
+		}})
+	}
+	add("spec-timeouts-one-second", func(r map[string]any) {
+		spec(r)["timeouts"] = map[string]any{"driverStartSeconds": 1, "driverReadySeconds": 1, "executorsStartSeconds": 1}
+	})
+
+	add("child-null", func(r map[string]any) { obj(obj(r, "children"), "ConfigMap.v1")["ghost"] = nil })
+	add("child-group-null", func(r map[string]any) { obj(r, "children")["Service.v1"] = nil })
+	add("children-null", func(r map[string]any) { r["children"] = nil })
+	add("configmaps-gone", func(r map[string]any) { obj(r, "children")["ConfigMap.v1"] = map[string]any{} })
+	add("related-null", func(r map[string]any) { obj(obj(r, "related"), "Pod.v1")["ghost"] = nil })
+	add("related-gone", func(r map[string]any) { delete(r, "related") })
+
+	for _, shift := range []time.Duration{time.Minute, time.Hour, 24 * time.Hour, 11 * 365 * 24 * time.Hour, -time.Hour} {
+		ms = append(ms, mutation{name: "now" + shift.String(), apply: func(map[string]any) {}, shift: shift})
+	}
+	return ms
+}
+
+// trueConditions reads the condition types whose status is True at path in a JSON document.
+func trueConditions(t testing.TB, doc []byte, path ...string) map[string]bool {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(doc, &m))
+	for _, p := range path {
+		m = obj(m, p)
+	}
+	out := map[string]bool{}
+	conds, _ := m["conditions"].([]any)
+	for _, c := range conds {
+		c, _ := c.(map[string]any)
+		if c["status"] == "True" {
+			out[fmt.Sprint(c["type"])] = true
+		}
+	}
+	return out
+}
+
+// stateAt reads applicationState.state at path in a JSON document.
+func stateAt(t testing.TB, doc []byte, path ...string) string {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(doc, &m))
+	for _, p := range path {
+		m = obj(m, p)
+	}
+	st, _ := obj(m, "applicationState")["state"].(string)
+	return st
+}
+
+// obj returns m[key] as an object, creating it when it is missing or not an object.
+func obj(m map[string]any, key string) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	if o, ok := m[key].(map[string]any); ok {
+		return o
+	}
+	o := map[string]any{}
+	m[key] = o
+	return o
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
