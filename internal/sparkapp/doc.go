@@ -28,8 +28,15 @@
 //   - Metacontroller cannot delete the parent, so timeToLiveSeconds releases every child and
 //     sets the Expired condition instead of deleting the SparkApplication.
 //
-// Safety: a request that cannot be understood is an error (HTTP 4xx/5xx, so Metacontroller
-// changes nothing and retries), and a running driver Pod the status does not account for is
-// never dropped from the desired set: that is an error too, because it means the request is
-// stale or the Pod is foreign.
+// Safety. Metacontroller deletes every observed child an answer leaves out, so every answer keeps
+// one invariant: each observed Pod child that has not terminated is in the desired set, with the
+// submission id it carries, unless the Pod belongs to the attempt the observed status names and
+// the decision gives that attempt up (an active state to a releasing one — FAILING,
+// PENDING_RERUN, COMPLETED, FAILED, INVALIDATING, SUSPENDING, SUSPENDED, RESUMING — or a
+// releasing state already), or the parent is being deleted. Every Pod child counts, whatever
+// its spark-role label says, and a Pod belongs to the attempt its submission-id label names.
+// checkLivePodsKept enforces this last, on the finished answer: when the observed children
+// contradict the status (a stale request, an edited label, an erased state), the hook refuses
+// with a metacontroller.Refusal (HTTP 409), and Metacontroller keeps everything and asks again.
+// A request that cannot be understood is a RequestError (HTTP 400); 5xx is left for faults.
 package sparkapp
