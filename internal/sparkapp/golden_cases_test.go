@@ -49,6 +49,13 @@ const onFailure = "    type: OnFailure\n    onFailureRetries: 2\n    onFailureRe
 
 func goldenCases() []goldenCase {
 	failed := func(w *world) { w.driverExited(1, "Error") }
+	notReady := func(w *world) {
+		w.settle()
+		w.advance(4 * time.Second)
+		w.driverRunning(false)
+		w.settle()
+		w.advance(time.Hour)
+	}
 	retrying := then(running(withRestart(sparkPi, onFailure), 2), func(w *world) { w.driverExited(1, "Error"); w.settle() })
 	return []goldenCase{
 		{name: "new-spark-pi", setup: fresh(sparkPi)},
@@ -119,6 +126,14 @@ func goldenCases() []goldenCase {
 			w.advance(10 * time.Second)
 		})},
 		{name: "driver-start-timeout", setup: then(fresh(sparkPi+"  timeouts:\n    driverStartSeconds: 120\n"), func(w *world) { w.settle(); w.advance(2 * time.Minute) })},
+		{name: "driver-ready-timeout-at-maximum", setup: then(fresh(sparkPi+"  timeouts:\n    driverReadySeconds: 315360000\n"), notReady)},
+		// As stored before the CRD had a maximum: reported, and the attempt goes on.
+		{name: "driver-ready-timeout-over-maximum", setup: then(fresh(sparkPi), func(w *world) {
+			notReady(w)
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) {
+				s.Timeouts = &v1beta2.SparkApplicationTimeouts{DriverReadySeconds: ptr[int64](1e10)}
+			})
+		})},
 		{name: "suspend-while-running", setup: then(running(sparkPi, 2), func(w *world) {
 			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Suspend = ptr(true) })
 		})},
