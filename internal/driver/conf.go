@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/mutate"
 )
 
 // sparkProperties writes spark.properties in the order the Kubeflow operator passes --conf
@@ -151,12 +152,12 @@ func (b *builder) executorProperties() error {
 // the role's labels, and the operator's.
 func (b *builder) operatorLabels(prefix string, role map[string]string) {
 	for k, v := range b.app.Labels {
-		if !strings.HasPrefix(k, "kueue.x-k8s.io/") && !reservedLabel(k) {
+		if !strings.HasPrefix(k, "kueue.x-k8s.io/") && !mutate.OwnedLabel(k) {
 			b.conf.set(prefix+k, v)
 		}
 	}
 	for k, v := range role {
-		if !reservedLabel(k) {
+		if !mutate.OwnedLabel(k) {
 			b.conf.set(prefix+k, v)
 		}
 	}

@@ -10,11 +10,11 @@ import (
 const (
 	LabelAppSelector  = mutate.LabelAppSelector
 	LabelSparkRole    = mutate.LabelSparkRole
-	LabelSparkVersion = "spark-version"
-	LabelSparkAppName = "spark-app-name"
+	LabelSparkVersion = mutate.LabelSparkVersion
+	LabelSparkAppName = mutate.LabelSparkAppName
 	LabelAppName      = mutate.LabelAppName
-	LabelLaunchedBy   = "sparkoperator.k8s.io/launched-by-spark-operator"
-	LabelSubmissionID = "sparkoperator.k8s.io/submission-id"
+	LabelLaunchedBy   = mutate.LabelLaunchedBy
+	LabelSubmissionID = mutate.LabelSubmissionID
 	LabelCreatedBy    = "sparkoperator.k8s.io/created-by-spark-operator"
 )
 
@@ -37,24 +37,4 @@ func ExecutorSelector(app *v1beta2.SparkApplication) map[string]string {
 		LabelSparkRole: RoleExecutor,
 		LabelAppName:   app.Name,
 	}
-}
-
-// metacontrollerSelectorLabel is the label Metacontroller puts on the children of a parent
-// whose controller has generateSelector: true, with the parent's uid. A SparkApplication created
-// by a ScheduledSparkApplication carries the schedule's; copied onto the driver Pod it would
-// contradict the one Metacontroller sets for the SparkApplication, and Metacontroller refuses
-// the whole answer.
-const metacontrollerSelectorLabel = "controller-uid"
-
-// reservedLabel reports labels the operator, Spark or Metacontroller sets itself, which labels
-// copied from the application must not override: Spark refuses to start when a custom label
-// reuses one of its keys, and Metacontroller when the selector label disagrees.
-func reservedLabel(key string) bool {
-	switch key {
-	case LabelAppSelector, LabelSparkRole, LabelSparkVersion, LabelSparkAppName,
-		LabelAppName, LabelLaunchedBy, LabelSubmissionID, "spark-exec-id", "spark-exec-resourceprofile-id",
-		metacontrollerSelectorLabel:
-		return true
-	}
-	return false
 }

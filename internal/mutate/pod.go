@@ -6,13 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Labels Spark and the sync hook put on Spark pods.
-const (
-	LabelSparkRole   = "spark-role"
-	LabelAppSelector = "spark-app-selector"
-	LabelAppName     = "sparkoperator.k8s.io/app-name"
-)
-
 // Roles a Spark pod can have (the value of LabelSparkRole).
 const (
 	RoleDriver   = "driver"

@@ -314,6 +314,8 @@ func compileSettings(s *Settings) (*compiledSettings, error) {
 	cs.tolerations = slices.Clone(s.Tolerations)
 	errs = append(errs, validateEntries("labels", cs.labels, true)...)
 	errs = append(errs, validateEntries("annotations", cs.annotations, false)...)
+	errs = append(errs, refuseReserved("labels", cs.labels)...)
+	errs = append(errs, refuseReserved("annotations", cs.annotations)...)
 	errs = append(errs, validateEntries("nodeSelector", cs.nodeSelector, true)...)
 	if len(cs.labels)+len(cs.annotations)+len(cs.nodeSelector)+len(cs.tolerations) == 0 &&
 		cs.schedulerName == "" && cs.priorityClassName == "" {
@@ -396,6 +398,18 @@ func validateEntries(field string, entries []entry, labelValues bool) []error {
 			if msgs := validation.IsValidLabelValue(value); len(msgs) > 0 {
 				errs = append(errs, fmt.Errorf("%s: %s: value %q: %s", field, e.key, e.value, strings.Join(msgs, "; ")))
 			}
+		}
+	}
+	return errs
+}
+
+// refuseReserved refuses keys the hooks, Spark or Metacontroller depend on: a rule that set
+// spark-role or a submission id would make the sync hook lose track of its pods.
+func refuseReserved(field string, entries []entry) []error {
+	var errs []error
+	for _, e := range entries {
+		if reservedKey(e.key) {
+			errs = append(errs, fmt.Errorf("%s: key %q is reserved for Spark, the sync hook and Metacontroller, which set it and depend on it", field, e.key))
 		}
 	}
 	return errs

@@ -116,3 +116,47 @@ func TestExpand(t *testing.T) {
 		assert.Equal(t, tt.want, got, tt.tmpl)
 	}
 }
+
+// TestParsePolicyReservedKeys: a rule must not set the labels and annotations Spark, the sync
+// hook and Metacontroller depend on, under defaults or enforce; keys that only resemble them
+// are fine.
+func TestParsePolicyReservedKeys(t *testing.T) {
+	tests := []struct {
+		settings, field, key string
+		reserved             bool
+	}{
+		{"enforce", "labels", "spark-role", true},
+		{"defaults", "labels", "spark-role", true},
+		{"enforce", "labels", "spark-app-selector", true},
+		{"enforce", "labels", "spark-app-name", true},
+		{"enforce", "labels", "spark-exec-id", true},
+		{"enforce", "labels", "spark-exec-resourceprofile-id", true},
+		{"enforce", "labels", "spark-version", true},
+		{"enforce", "labels", "controller-uid", true},
+		{"enforce", "labels", "sparkoperator.k8s.io/app-name", true},
+		{"enforce", "labels", "sparkoperator.k8s.io/submission-id", true},
+		{"defaults", "labels", "sparkoperator.k8s.io/anything", true},
+		{"enforce", "labels", "metacontroller.k8s.io/anything", true},
+		{"enforce", "annotations", "spark-role", true},
+		{"defaults", "annotations", "sparkoperator.k8s.io/pod-customization", true},
+		{"enforce", "annotations", "metacontroller.k8s.io/last-applied-configuration", true},
+		{"enforce", "labels", "spark-roles", false},
+		{"enforce", "labels", "example.com/spark-role", false},
+		{"enforce", "labels", "team.sparkoperator.k8s.io/x", false},
+		{"enforce", "annotations", "sparkoperator.k8s.io.example.com/x", false},
+		{"enforce", "annotations", "controller-uid-note", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.settings+"/"+tt.field+"/"+tt.key, func(t *testing.T) {
+			doc := "version: 1\nrules:\n- name: pin\n  " + tt.settings + ":\n    " + tt.field + ": {'" + tt.key + "': x}\n"
+			_, err := ParsePolicy([]byte(doc))
+			if !tt.reserved {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, `rules[0] ("pin"): `+tt.settings+": "+tt.field+": key "+`"`+tt.key+`"`+
+				" is reserved for Spark, the sync hook and Metacontroller, which set it and depend on it", err.Error())
+		})
+	}
+}
