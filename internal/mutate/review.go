@@ -64,8 +64,17 @@ type podReview struct {
 		SubResource string                  `json:"subResource,omitempty"`
 		Namespace   string                  `json:"namespace,omitempty"`
 		Operation   admissionv1.Operation   `json:"operation"`
-		Object      *corev1.Pod             `json:"object,omitempty"`
+		Object      *sentPod                `json:"object,omitempty"`
 	} `json:"request"`
+}
+
+// sentPod is a Pod as the request carries it. Its spec is a pointer because a patch cannot add
+// to /spec/... of a pod that has none (absent or null): such a pod is left for the API server
+// to refuse.
+type sentPod struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              *corev1.PodSpec `json:"spec"`
 }
 
 func review(body []byte, p *Policy) (*admissionv1.AdmissionResponse, Outcome, error) {
@@ -130,15 +139,19 @@ func Mutate(req *admissionv1.AdmissionRequest, p *Policy) (*admissionv1.Admissio
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return refuse(resp, codeBadRequest, "admission request has no pod object"), Outcome{}
 	}
-	var pod corev1.Pod
+	var pod sentPod
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &pod); err != nil {
 		return refuse(resp, codeBadRequest, "admission request object is not a Pod: "+err.Error()), Outcome{}
 	}
 	return mutatePod(resp, req.Namespace, &pod, p)
 }
 
-// mutatePod decides for a pod being created in namespace; it changes pod.
-func mutatePod(resp *admissionv1.AdmissionResponse, namespace string, pod *corev1.Pod, p *Policy) (*admissionv1.AdmissionResponse, Outcome) {
+// mutatePod decides for a pod being created in namespace; it changes sent.
+func mutatePod(resp *admissionv1.AdmissionResponse, namespace string, sent *sentPod, p *Policy) (*admissionv1.AdmissionResponse, Outcome) {
+	if sent.Spec == nil {
+		return resp, Outcome{}
+	}
+	pod := &corev1.Pod{TypeMeta: sent.TypeMeta, ObjectMeta: sent.ObjectMeta, Spec: *sent.Spec}
 	facts := podFacts{
 		namespace: namespace,
 		role:      pod.Labels[LabelSparkRole],
