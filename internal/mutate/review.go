@@ -146,7 +146,8 @@ func Mutate(req *admissionv1.AdmissionRequest, p *Policy) (*admissionv1.Admissio
 	return mutatePod(resp, req.Namespace, &pod, p)
 }
 
-// mutatePod decides for a pod being created in namespace; it changes sent.
+// mutatePod decides for a pod being created in namespace; it edits sent's labels and
+// annotations in place.
 func mutatePod(resp *admissionv1.AdmissionResponse, namespace string, sent *sentPod, p *Policy) (*admissionv1.AdmissionResponse, Outcome) {
 	if sent.Spec == nil {
 		return resp, Outcome{}
