@@ -283,6 +283,42 @@ func TestSchemaQuirks(t *testing.T) {
 		"Kubeflow's required fields, less mainApplicationFile, which Java and Scala applications may omit")
 }
 
+// TestSecondsFieldsBounded checks that every field counted in seconds has the bounds validation
+// applies, so that the API server refuses a value the hooks would: the markers repeat
+// v1beta2.MaxSeconds as a literal.
+func TestSecondsFieldsBounded(t *testing.T) {
+	appFields := []struct {
+		path    string
+		minimum float64
+	}{
+		{"spec.timeToLiveSeconds", 0},
+		{"spec.restartPolicy.onFailureRetryInterval", 1},
+		{"spec.restartPolicy.onSubmissionFailureRetryInterval", 1},
+		{"spec.timeouts.driverStartSeconds", 1},
+		{"spec.timeouts.driverReadySeconds", 1},
+		{"spec.timeouts.executorsStartSeconds", 1},
+	}
+	type field struct {
+		file, path string
+		minimum    float64
+	}
+	fields := []field{{scheduledSparkApplicationFile, "spec.startingDeadlineSeconds", 0}}
+	for _, f := range appFields {
+		fields = append(fields, field{sparkApplicationFile, f.path, f.minimum},
+			field{scheduledSparkApplicationFile, "spec.template." + strings.TrimPrefix(f.path, "spec."), f.minimum})
+	}
+	for _, f := range fields {
+		t.Run(f.file+"/"+f.path, func(t *testing.T) {
+			s := lookup(rootSchema(t, f.file), f.path)
+			require.NotNil(t, s)
+			require.NotNil(t, s.Minimum, "minimum")
+			assert.Equal(t, f.minimum, *s.Minimum)
+			require.NotNil(t, s.Maximum, "maximum")
+			assert.Equal(t, float64(v1beta2.MaxSeconds), *s.Maximum)
+		})
+	}
+}
+
 // TestDescriptions checks that our documentation reaches `kubectl explain`, and that crdtrim
 // removed the repeated Kubernetes documentation below foreign types.
 func TestDescriptions(t *testing.T) {
@@ -318,7 +354,8 @@ func TestTypedObjectsMatchSchema(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "spark"},
 		Spec: v1beta2.ScheduledSparkApplicationSpec{
 			Schedule: "0 3 * * *", TimeZone: "Europe/Paris", Template: app.Spec, Suspend: ptr.To(false),
-			ConcurrencyPolicy: v1beta2.ConcurrencyForbid, SuccessfulRunHistoryLimit: ptr.To[int32](3), FailedRunHistoryLimit: ptr.To[int32](1),
+			ConcurrencyPolicy: v1beta2.ConcurrencyForbid, StartingDeadlineSeconds: ptr.To[int64](600),
+			SuccessfulRunHistoryLimit: ptr.To[int32](3), FailedRunHistoryLimit: ptr.To[int32](1),
 		},
 		Status: v1beta2.ScheduledSparkApplicationStatus{
 			LastRun: metav1.NewTime(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)), LastRunName: "nightly-1767322800",
