@@ -542,11 +542,16 @@ func (d *decider) response() *metacontroller.SyncResponse {
 		resp.Children = []any{}
 	}
 	if !d.deadline.IsZero() {
-		wait := d.deadline.Sub(d.realNow).Seconds()
+		wait := min(d.deadline.Sub(d.realNow), maxResync).Seconds()
 		resp.ResyncAfterSeconds = math.Max(1, math.Ceil(wait))
 	}
 	return resp
 }
+
+// maxResync bounds resyncAfterSeconds. A deadline years away (a long TTL or timeout) is looked
+// at again daily, which costs nothing, and Metacontroller turns the seconds back into a
+// time.Duration, which a deadline near the 292-year limit of one would overflow.
+const maxResync = 24 * time.Hour
 
 // ingressAddress is the URL of the UI behind an Ingress, from its first rule.
 func ingressAddress(ing *networkingv1.Ingress) string {
