@@ -82,9 +82,15 @@ var serverFields = []string{
 	"deletionGracePeriodSeconds", "managedFields", "ownerReferences", "selfLink",
 }
 
-// observedChildren returns the observed children that keep passes, stripped of status and
-// server-owned metadata, in a fixed order. Pods are passed to keep decoded; other kinds with a
-// nil Pod.
+// lastAppliedAnnotation is where Metacontroller keeps a child as the hook answered it.
+const lastAppliedAnnotation = "metacontroller.k8s.io/last-applied-configuration"
+
+// observedChildren returns the observed children that keep passes, in a fixed order, each as
+// the hook answered it when it was created: Metacontroller's last-applied annotation holds that
+// answer, and answering it again byte for byte is what keeps Metacontroller from rewriting the
+// child. A child without the annotation (made by an older Metacontroller, or by hand and
+// adopted) is returned as observed, minus status and server-owned metadata. Pods are passed to
+// keep decoded; other kinds with a nil Pod.
 func (d *decider) observedChildren(keep func(key string, pod *podView) bool) []any {
 	var out []any
 	for _, key := range childKeys {
@@ -99,23 +105,49 @@ func (d *decider) observedChildren(keep func(key string, pod *podView) bool) []a
 			if !keep(key, pod) {
 				continue
 			}
-			var obj map[string]any
-			if err := json.Unmarshal(d.in.children[key][name], &obj); err != nil {
-				continue
+			if obj := echo(d.in.children[key][name]); obj != nil {
+				out = append(out, obj)
 			}
-			delete(obj, "status")
-			if md, ok := obj["metadata"].(map[string]any); ok {
-				for _, f := range serverFields {
-					delete(md, f)
-				}
-				if ann, ok := md["annotations"].(map[string]any); ok {
-					delete(ann, "metacontroller.k8s.io/last-applied-configuration")
-				}
-			}
-			out = append(out, obj)
 		}
 	}
 	return out
+}
+
+// echo is an observed child as the hook answered it, nil when it cannot be read.
+func echo(raw []byte) map[string]any {
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	if applied, ok := ann[lastAppliedAnnotation].(string); ok {
+		var answered map[string]any
+		if json.Unmarshal([]byte(applied), &answered) == nil && sameIdentity(answered, obj) {
+			return answered
+		}
+	}
+	delete(obj, "status")
+	if md != nil {
+		for _, f := range serverFields {
+			delete(md, f)
+		}
+		delete(ann, lastAppliedAnnotation)
+		if ann != nil && len(ann) == 0 {
+			delete(md, "annotations")
+		}
+	}
+	return obj
+}
+
+// sameIdentity guards against an annotation copied from another object: the answer it records
+// must be for the same kind and name.
+func sameIdentity(a, b map[string]any) bool {
+	name := func(o map[string]any) any {
+		md, _ := o["metadata"].(map[string]any)
+		return md["name"]
+	}
+	return a["kind"] == b["kind"] && a["apiVersion"] == b["apiVersion"] && name(a) != nil && name(a) == name(b)
 }
 
 func (d *decider) findDriver(name string) *podView {

@@ -428,13 +428,25 @@ func TestScenarioStaleRequestNeverDeletesRunningDriver(t *testing.T) {
 	w.advance(time.Hour)
 	resp, _, err := Sync(stale, w.now, w.cfg)
 	if err == nil {
+		var answer struct {
+			Children []struct {
+				Kind     string `json:"kind"`
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			} `json:"children"`
+		}
+		require.NoError(t, json.Unmarshal(mustJSON(t, resp), &answer))
 		var names []string
-		for _, c := range resp.Children {
-			if p, ok := c.(*corev1.Pod); ok {
-				names = append(names, p.Name)
+		for _, c := range answer.Children {
+			if c.Kind == "Pod" {
+				names = append(names, c.Metadata.Name)
 			}
 		}
 		assert.Contains(t, names, "spark-pi-driver", "a running driver was dropped")
+	} else {
+		var refusal *metacontroller.Refusal
+		assert.ErrorAs(t, err, &refusal)
 	}
 }
 
@@ -634,4 +646,83 @@ func TestScenarioLostStatusWriteOfARetry(t *testing.T) {
 	assert.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
 	assert.Equal(t, retry, w.app.Status.SubmissionID)
 	assert.Equal(t, int32(2), w.app.Status.SubmissionAttempts)
+}
+
+// Metacontroller rewrites a child whenever an answer differs from the one it recorded when it
+// created it (InPlace kinds), so every answer for the same attempt must give each child byte
+// for byte as at its creation, whether it was built again or echoed from what is observed. The
+// world counts such differences for every kind, OnDelete ones included.
+func TestScenarioChildrenAreNeverRewritten(t *testing.T) {
+	withTTL := sparkPi + "  timeToLiveSeconds: 600\n"
+	tests := []struct {
+		name string
+		doc  string
+		cfg  func(*Config)
+		run  func(w *world)
+	}{
+		{"completed then expired", withTTL, nil, func(w *world) {
+			w.driverExited(0, "Completed")
+			w.settle()
+			w.advance(time.Hour)
+			w.settle()
+			require.Equal(w.t, v1beta2.ApplicationStateCompleted, w.state())
+		}},
+		{"failed, retried, completed", withRestart(sparkPi, onFailure), nil, func(w *world) {
+			w.driverExited(1, "Error")
+			w.settle()
+			w.advance(time.Minute)
+			w.settle()
+			w.driverRunning(true)
+			w.settle()
+			w.driverExited(0, "Completed")
+			w.settle()
+			require.Equal(w.t, v1beta2.ApplicationStateCompleted, w.state())
+		}},
+		{"UI ingress, failed for good", sparkPi, func(c *Config) { c.Driver.IngressURLFormat = "{{$appName}}.spark.example.com" }, func(w *world) {
+			require.NotEmpty(w.t, w.children[keyIngress])
+			w.driverExited(1, "Error")
+			w.settle()
+			require.Equal(w.t, v1beta2.ApplicationStateFailed, w.state())
+		}},
+		{"suspended and resumed", sparkPi, nil, func(w *world) {
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Suspend = ptr(true) })
+			w.settle()
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Suspend = nil })
+			w.settle()
+			w.driverRunning(true)
+			w.settle()
+			require.Equal(w.t, v1beta2.ApplicationStateRunning, w.state())
+		}},
+		{"spec edited mid-run", sparkPi, nil, func(w *world) {
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Arguments = []string{"7"} })
+			w.settle()
+			w.driverRunning(true)
+			w.settle()
+			require.Equal(w.t, v1beta2.ApplicationStateRunning, w.state())
+		}},
+		{"invalid edit mid-run, then completed", sparkPi, nil, func(w *world) {
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Executor.Memory = ptr("lots") })
+			w.settle()
+			w.driverExited(0, "Completed")
+			w.settle()
+			require.Equal(w.t, v1beta2.ApplicationStateCompleted, w.state())
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t, tt.doc)
+			if tt.cfg != nil {
+				tt.cfg(&w.cfg)
+			}
+			w.settle()
+			w.advance(5 * time.Second)
+			w.driverRunning(true)
+			w.addExecutors(2, corev1.PodRunning)
+			w.settle()
+			tt.run(w)
+			assert.Empty(t, w.updated, "children rewritten")
+			assert.Empty(t, w.drifted, "OnDelete children answered differently from their creation")
+			assert.NotEmpty(t, w.created)
+		})
+	}
 }

@@ -537,9 +537,9 @@ func (d *decider) wakeAt(t time.Time) {
 
 func (d *decider) response() *metacontroller.SyncResponse {
 	d.decision.To = d.status.AppState.State
-	resp := &metacontroller.SyncResponse{Status: &d.status, Children: d.children}
-	if resp.Children == nil {
-		resp.Children = []any{}
+	resp := &metacontroller.SyncResponse{Status: &d.status, Children: make([]any, len(d.children))}
+	for i, obj := range d.children {
+		resp.Children[i] = driver.Wire(obj)
 	}
 	if !d.deadline.IsZero() {
 		wait := min(d.deadline.Sub(d.realNow), maxResync).Seconds()

@@ -39,6 +39,9 @@ type world struct {
 	// rejectPods makes every Pod creation fail, as a quota or an admission webhook would.
 	rejectPods bool
 	deleted    []string
+	// updated are the children rewritten because an answer differed from the one recorded at
+	// creation; drifted the same for children Metacontroller never updates (OnDelete).
+	updated, drifted []string
 }
 
 var worldStart = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
@@ -144,9 +147,25 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 		objs := desired[key]
 		for _, name := range sortedNames(objs) {
 			obj := objs[name]
-			if _, exists := w.children[key][name]; exists {
-				if key == keyService || key == keyIngress { // InPlace
-					w.children[key][name] = obj
+			answered := string(mustJSON(w.t, obj))
+			if existing, exists := w.children[key][name]; exists {
+				// Metacontroller writes a child whose answer differs from the one it recorded
+				// (InPlace kinds); OnDelete kinds are left alone, but their drift is counted too.
+				md := existing["metadata"].(map[string]any)
+				ann, _ := md["annotations"].(map[string]any)
+				if ann[lastAppliedAnnotation] == answered {
+					continue
+				}
+				if key == keyService || key == keyIngress {
+					w.updated = append(w.updated, key+"/"+name)
+					if ann == nil {
+						ann = map[string]any{}
+						md["annotations"] = ann
+					}
+					ann[lastAppliedAnnotation] = answered
+					existing["spec"] = obj["spec"]
+				} else {
+					w.drifted = append(w.drifted, key+"/"+name)
 				}
 				continue
 			}
@@ -155,6 +174,12 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 			}
 			w.uids++
 			md := obj["metadata"].(map[string]any)
+			ann, _ := md["annotations"].(map[string]any)
+			if ann == nil {
+				ann = map[string]any{}
+				md["annotations"] = ann
+			}
+			ann[lastAppliedAnnotation] = answered
 			md["uid"] = fmt.Sprintf("child-%d", w.uids)
 			md["creationTimestamp"] = w.now.Format(time.RFC3339)
 			if key == keyPod {

@@ -1,0 +1,33 @@
+package driver
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// specOnly is a built object as a sync answer carries it: kind, metadata and spec, no status.
+// The API server owns status. Metacontroller stores the object as answered at creation in its
+// last-applied annotation and rewrites the child whenever a later answer differs from that; an
+// empty "status": {} stanza, which the typed objects always encode, is absent from an object
+// answered as observed, so it would make the same child look different from one sync to the
+// next.
+type specOnly[S any] struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        *metav1.ObjectMeta `json:"metadata"`
+	Spec            *S                 `json:"spec"`
+}
+
+// Wire returns obj in the form a sync answer carries: without status for the built kinds that
+// have one, unchanged otherwise.
+func Wire(obj any) any {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return &specOnly[corev1.PodSpec]{TypeMeta: o.TypeMeta, Metadata: &o.ObjectMeta, Spec: &o.Spec}
+	case *corev1.Service:
+		return &specOnly[corev1.ServiceSpec]{TypeMeta: o.TypeMeta, Metadata: &o.ObjectMeta, Spec: &o.Spec}
+	case *networkingv1.Ingress:
+		return &specOnly[networkingv1.IngressSpec]{TypeMeta: o.TypeMeta, Metadata: &o.ObjectMeta, Spec: &o.Spec}
+	}
+	return obj
+}

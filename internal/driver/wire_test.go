@@ -1,0 +1,40 @@
+package driver
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestWireDropsStatusKeepsTheRest(t *testing.T) {
+	meta := metav1.ObjectMeta{Name: "x", Labels: map[string]string{"a": "b"}}
+	tests := []struct {
+		name string
+		obj  any
+	}{
+		{"pod", &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: meta,
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}},
+		{"service", &corev1.Service{TypeMeta: metav1.TypeMeta{Kind: "Service", APIVersion: "v1"}, ObjectMeta: meta,
+			Spec: corev1.ServiceSpec{ClusterIP: "None"}}},
+		{"ingress", &networkingv1.Ingress{TypeMeta: metav1.TypeMeta{Kind: "Ingress", APIVersion: "networking.k8s.io/v1"}, ObjectMeta: meta,
+			Spec: networkingv1.IngressSpec{IngressClassName: new(string)}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			full := map[string]any{}
+			wire := map[string]any{}
+			require.NoError(t, json.Unmarshal(mustJSON(t, tt.obj), &full))
+			require.NoError(t, json.Unmarshal(mustJSON(t, Wire(tt.obj)), &wire))
+			assert.Contains(t, full, "status", "the typed object encodes a status")
+			delete(full, "status")
+			assert.Equal(t, full, wire)
+		})
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: meta}
+	assert.Same(t, cm, Wire(cm), "kinds without status pass through")
+}
