@@ -32,4 +32,16 @@
 //   - Finished runs beyond successfulRunHistoryLimit / failedRunHistoryLimit (default 1 each)
 //     are left out of the desired set, so Metacontroller deletes them. COMPLETED counts as
 //     successful, FAILED and SUBMISSION_FAILED as failed, any other state as active.
+//
+// Safety. Metacontroller deletes every observed child an answer leaves out, so every answer keeps
+// one invariant: each run that has not finished and is not being deleted is in the desired set,
+// unless concurrencyPolicy Replace starts a new run in the same decision; and every child the
+// schedule did not name or label is kept, finished or not. checkKeepsLive enforces this last, on
+// the finished answer, reading the observed objects afresh: it never fires for a correct
+// decision, and if it does the hook refuses with a metacontroller.Refusal (HTTP 409,
+// LiveRunDropped or ForeignChildDropped) and Metacontroller keeps everything. A request that
+// cannot be understood is a RequestError (HTTP 400): a parent of another kind or apiVersion, a
+// child filed under a name other than its own, or finalizing for a parent with no
+// deletionTimestamp (no finalize hook is registered, so Metacontroller never sends one). Null
+// observed objects are dropped, never taken for runs nor echoed back.
 package schedule

@@ -59,6 +59,7 @@ type observedRun struct {
 	annots  map[string]string
 	created time.Time
 	state   v1beta2.ApplicationStateType
+	deleted *time.Time // metadata.deletionTimestamp
 }
 
 func (o *observedRun) raw(namespace string) json.RawMessage {
@@ -74,6 +75,9 @@ func (o *observedRun) raw(namespace string) json.RawMessage {
 	}
 	if o.state != "" {
 		obj["status"] = map[string]any{"applicationState": map[string]any{"state": o.state}}
+	}
+	if o.deleted != nil {
+		obj["metadata"].(map[string]any)["deletionTimestamp"] = o.deleted.UTC().Format(time.RFC3339)
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {

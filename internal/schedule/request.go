@@ -31,11 +31,28 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if err := json.Unmarshal(req.Parent, &p); err != nil {
 		return nil, requestErrorf("decode parent ScheduledSparkApplication: %w", err)
 	}
+	// An empty kind or apiVersion is accepted: both are implied by the hook's URL.
 	if p.Kind != "" && p.Kind != v1beta2.KindScheduledSparkApplication {
 		return nil, requestErrorf("parent is a %s, want %s", p.Kind, v1beta2.KindScheduledSparkApplication)
 	}
+	if want := v1beta2.GroupVersion.String(); p.APIVersion != "" && p.APIVersion != want {
+		return nil, requestErrorf("parent has apiVersion %s, want %s", p.APIVersion, want)
+	}
 	if p.Name == "" {
 		return nil, requestErrorf("parent ScheduledSparkApplication lacks metadata.name")
+	}
+	// No finalize hook is registered for ScheduledSparkApplication, so Metacontroller never
+	// sets finalizing; a parent being deleted is synced, and keeps its runs. A finalizing
+	// request for a parent that is not being deleted contradicts itself.
+	if req.Finalizing && p.DeletionTimestamp == nil {
+		return nil, requestErrorf("finalizing request for ScheduledSparkApplication %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", p.Namespace, p.Name)
+	}
+	// A null observed object is neither kept nor deleted by any answer; building a run from
+	// it would create one. A misfiled object could make the answer keep one run and delete
+	// another.
+	req.Children.DropAbsent()
+	if err := req.Children.CheckNames(); err != nil {
+		return nil, requestErrorf("%w", err)
 	}
 	in := &input{ssa: &p, startingDeadline: p.Spec.StartingDeadlineSeconds}
 	var err error

@@ -72,9 +72,6 @@ func observeRuns(children metacontroller.ChildMap, parentName string) (runs []ru
 		if _, err := children.Decode(ChildKey, name, &v); err != nil {
 			return nil, nil, requestErrorf("%w", err)
 		}
-		if v.Metadata.Name == "" {
-			v.Metadata.Name = name
-		}
 		at, ok := runTime(&v, parentName, short)
 		if !ok {
 			var f foreignObject

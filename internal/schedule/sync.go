@@ -45,7 +45,8 @@ const maxReason = 1024
 
 // Sync decides the desired SparkApplication runs and the status of one
 // ScheduledSparkApplication at now. A request that cannot be understood gives an error whose
-// BadRequest method returns true.
+// BadRequest method returns true; an answer that would delete a run still working or a child
+// the schedule did not make is refused instead (metacontroller.Refusal).
 func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, Result, error) {
 	in, err := decodeRequest(req)
 	if err != nil {
@@ -54,9 +55,15 @@ func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacont
 	if cfg.MaxResync <= 0 {
 		cfg.MaxResync = time.Hour
 	}
-	d := &decider{in: in, now: now.UTC(), cfg: cfg, status: in.ssa.Status, keep: in.runs}
+	// keep is edited in place (Replace, pruning); in.runs stays what was observed, for the
+	// final check.
+	d := &decider{in: in, now: now.UTC(), cfg: cfg, status: in.ssa.Status, keep: slices.Clone(in.runs)}
 	d.decide()
-	return d.response(), d.result, nil
+	resp := d.response()
+	if err := d.checkKeepsLive(req.Children, resp.Children); err != nil {
+		return nil, Result{}, err
+	}
+	return resp, d.result, nil
 }
 
 // decider holds one decision in progress.

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -95,6 +96,16 @@ func TestSyncRequestErrors(t *testing.T) {
 			r["children"] = map[string]any{ChildKey: map[string]any{"x": "text"}}
 		}, "decode observed"},
 		{"schedule not a string", func(r map[string]any) { r["parent"].(map[string]any)["spec"].(map[string]any)["schedule"] = 5 }, "decode parent"},
+		{"wrong apiVersion", func(r map[string]any) { r["parent"].(map[string]any)["apiVersion"] = "sparkoperator.k8s.io/v1beta1" },
+			"parent has apiVersion sparkoperator.k8s.io/v1beta1, want sparkoperator.k8s.io/v1beta2"},
+		{"finalizing a parent not being deleted", func(r map[string]any) { r["finalizing"] = true },
+			"finalizing request for ScheduledSparkApplication spark-jobs/nightly-pi, which has no metadata.deletionTimestamp"},
+		{"child filed under another name", func(r map[string]any) {
+			r["children"] = map[string]any{ChildKey: map[string]any{"nightly-pi-1717408800": map[string]any{"metadata": map[string]any{"name": "nightly-pi-1717412400"}}}}
+		}, `"nightly-pi-1717408800" has metadata.name "nightly-pi-1717412400"`},
+		{"child without a name", func(r map[string]any) {
+			r["children"] = map[string]any{ChildKey: map[string]any{"nightly-pi-1717408800": map[string]any{"metadata": map[string]any{}}}}
+		}, `"nightly-pi-1717408800" has metadata.name ""`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -487,17 +498,26 @@ func TestRunNameHashSeparatesLongNames(t *testing.T) {
 	assert.Equal(t, a, runName(common+"daily", at("2024-06-03T11:00:00Z")), "stable")
 }
 
+// TestSyncParentBeingDeletedStartsNoRun: with no finalize hook registered, Metacontroller
+// syncs a parent being deleted; a finalizing request for one is answered the same way.
 func TestSyncParentBeingDeletedStartsNoRun(t *testing.T) {
-	p := newParent("0 * * * *")
-	p.Status.NextRun = metaTime("2024-06-03T11:00:00Z")
-	deleted := metaTime("2024-06-03T10:59:00Z")
-	p.DeletionTimestamp = &deleted
-	r := runAt(at("2024-06-03T10:00:00Z"), v1beta2.ApplicationStateRunning)
-	resp, res, err := Sync(request(t, p, r), at("2024-06-03T11:00:05Z"), Config{})
-	require.NoError(t, err)
-	assert.False(t, res.Created)
-	assert.Equal(t, []string{r.name}, childNames(resp))
-	assert.Equal(t, "being deleted: no new runs are started", status(resp).Reason)
+	for _, finalizing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("finalizing %t", finalizing), func(t *testing.T) {
+			p := newParent("0 * * * *")
+			p.Status.NextRun = metaTime("2024-06-03T11:00:00Z")
+			deleted := metaTime("2024-06-03T10:59:00Z")
+			p.DeletionTimestamp = &deleted
+			r := runAt(at("2024-06-03T10:00:00Z"), v1beta2.ApplicationStateRunning)
+			req := request(t, p, r)
+			req.Finalizing = finalizing
+			resp, res, err := Sync(req, at("2024-06-03T11:00:05Z"), Config{})
+			require.NoError(t, err)
+			assert.False(t, res.Created)
+			assert.Equal(t, []string{r.name}, childNames(resp))
+			assert.Equal(t, "being deleted: no new runs are started", status(resp).Reason)
+			assert.False(t, resp.Finalized, "the runs are kept, so nothing is finalized")
+		})
+	}
 }
 
 // TestSyncSimulatedDays drives three days of syncs at irregular times, with runs that take a
