@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -161,6 +162,9 @@ func (e tooLarge) Error() string {
 	return fmt.Sprintf("request body exceeds the %d-byte limit (see --max-body-bytes)", e.limit)
 }
 
+// decodeBody decodes the body into out. The body's buffer is not kept: the decoded request holds
+// copies (json.RawMessage copies its bytes), so the buffer can be collected while the decision
+// runs.
 func decodeBody(r *http.Request, out any) error {
 	data, err := readBody(r)
 	if err != nil {
@@ -210,17 +214,19 @@ func writeError(w http.ResponseWriter, status int, message string) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
-// presizeLimit caps how much a claimed Content-Length may reserve up front; a typical
-// review is under 16 KiB, and larger bodies still arrive, growing the buffer as they come.
-const presizeLimit = 1 << 20
-
-// readBody reads the body into one buffer sized from Content-Length, instead of the
-// repeated doubling io.ReadAll goes through.
+// readBody reads the body in one piece. A body with a Content-Length goes into a buffer of
+// exactly that size, which admitBody has checked against the limit and reserved in the budget;
+// a body of unknown length grows its buffer as it arrives, up to the limit the body reader
+// enforces.
 func readBody(r *http.Request) ([]byte, error) {
-	var buf bytes.Buffer
-	if n := r.ContentLength; n > 0 && n <= presizeLimit {
-		buf.Grow(int(n) + bytes.MinRead)
+	if n := r.ContentLength; n >= 0 {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
 	}
+	var buf bytes.Buffer
 	_, err := buf.ReadFrom(r.Body)
 	return buf.Bytes(), err
 }

@@ -12,17 +12,6 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
 )
 
-// limitBody caps request bodies; handlers see an *http.MaxBytesError when a client sends more and
-// answer 413.
-func limitBody(maxBytes int64) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
 // instrument records the request duration per route pattern (never the raw path, whose
 // cardinality a client controls) and logs failed requests.
 func instrument(m *metrics.Metrics, logger *slog.Logger) func(http.Handler) http.Handler {

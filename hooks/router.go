@@ -29,6 +29,9 @@ type Config struct {
 	Logger       *slog.Logger
 	Now          func() time.Time
 	MaxBodyBytes int64
+	// Inflight caps the body bytes in flight on every router built with it; give both routers
+	// the same one. Nil gives each router its own budget of DefaultMaxInflightBytes.
+	Inflight *Budget
 	// Ready reports whether the server should receive traffic; nil means always ready.
 	Ready func() error
 }
@@ -46,6 +49,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if c.Inflight == nil {
+		c.Inflight = NewBudget(DefaultMaxInflightBytes, DefaultInflightWait)
+	}
 	return c
 }
 
@@ -56,7 +62,7 @@ func NewRouter(cfg Config) http.Handler {
 	r := newBaseRouter(cfg)
 	r.Method(http.MethodGet, MetricsPath, promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{}))
 	r.Group(func(r chi.Router) {
-		r.Use(limitBody(cfg.MaxBodyBytes))
+		r.Use(admitBody(cfg.MaxBodyBytes, cfg.Inflight, cfg.Metrics))
 		syncRoutes := []struct {
 			path, hook string
 			decide     SyncFunc
@@ -85,7 +91,7 @@ func NewWebhookRouter(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	r := newBaseRouter(cfg)
 	if cfg.Mutate != nil {
-		r.With(limitBody(cfg.MaxBodyBytes)).Method(http.MethodPost, MutatePath, cfg.Mutate)
+		r.With(admitBody(cfg.MaxBodyBytes, cfg.Inflight, cfg.Metrics)).Method(http.MethodPost, MutatePath, cfg.Mutate)
 	}
 	return r
 }

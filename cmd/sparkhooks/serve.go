@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -17,15 +19,18 @@ import (
 )
 
 type serveOptions struct {
-	addr            string
-	tlsAddr         string
-	tlsCertFile     string
-	tlsKeyFile      string
-	policyFile      string
-	maxBodyBytes    int64
-	logLevel        string
-	shutdownTimeout time.Duration
-	decisions       decisionOptions
+	addr             string
+	tlsAddr          string
+	tlsCertFile      string
+	tlsKeyFile       string
+	policyFile       string
+	maxBodyBytes     int64
+	maxInflightBytes int64
+	inflightWait     time.Duration
+	memoryLimitBytes int64
+	logLevel         string
+	shutdownTimeout  time.Duration
+	decisions        decisionOptions
 }
 
 func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
@@ -38,6 +43,9 @@ func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
 	f.string(&o.tlsKeyFile, "tls-key-file", "SPARKHOOKS_TLS_KEY_FILE", "", "PEM private key for the webhook listener")
 	f.string(&o.policyFile, "policy-file", "SPARKHOOKS_POLICY_FILE", "", "YAML cluster policy for Spark pods, reloaded when it changes (empty: no policy)")
 	f.int64(&o.maxBodyBytes, "max-body-bytes", "SPARKHOOKS_MAX_BODY_BYTES", hooks.DefaultMaxBodyBytes, "largest accepted request body; larger requests get 413")
+	f.int64(&o.maxInflightBytes, "max-inflight-bytes", "SPARKHOOKS_MAX_INFLIGHT_BYTES", 0, "request-body bytes all requests may hold at once; a request that cannot get its share within --inflight-wait gets 503 (0: a quarter of --memory-limit-bytes, or 128 MiB without it)")
+	f.duration(&o.inflightWait, "inflight-wait", "SPARKHOOKS_INFLIGHT_WAIT", hooks.DefaultInflightWait, "how long a request may wait for its share of --max-inflight-bytes; keep it well below Metacontroller's hook timeout")
+	f.int64(&o.memoryLimitBytes, "memory-limit-bytes", "SPARKHOOKS_MEMORY_LIMIT_BYTES", 0, "the container's memory limit (the chart sets it from the downward API): the Go memory limit becomes 90% of it unless GOMEMLIMIT is set (0: unknown)")
 	f.string(&o.logLevel, "log-level", "SPARKHOOKS_LOG_LEVEL", "info", "debug, info, warn or error")
 	f.duration(&o.shutdownTimeout, "shutdown-timeout", "SPARKHOOKS_SHUTDOWN_TIMEOUT", 20*time.Second, "how long in-flight requests may take to finish after SIGTERM")
 	addDecisionFlags(f, &o.decisions)
@@ -53,7 +61,41 @@ func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
 	if o.maxBodyBytes <= 0 {
 		return o, fmt.Errorf("--max-body-bytes must be > 0, got %d", o.maxBodyBytes)
 	}
+	if o.memoryLimitBytes < 0 {
+		return o, fmt.Errorf("--memory-limit-bytes must be >= 0, got %d", o.memoryLimitBytes)
+	}
+	if o.maxInflightBytes < 0 {
+		return o, fmt.Errorf("--max-inflight-bytes must be >= 0, got %d", o.maxInflightBytes)
+	}
+	if o.inflightWait < 0 {
+		return o, fmt.Errorf("--inflight-wait must be >= 0, got %s", o.inflightWait)
+	}
+	if o.maxInflightBytes == 0 {
+		o.maxInflightBytes = defaultInflightBytes(o.memoryLimitBytes)
+	}
 	return o, nil
+}
+
+// defaultInflightBytes is a quarter of the container's memory limit. A body stands for about
+// twice its size while it is decoded (the body and the copies of its objects the decoded request
+// keeps), so a quarter keeps the requests' share at half the limit and leaves the other half,
+// below the Go memory limit, for the rest of the heap and for the collector to keep up.
+func defaultInflightBytes(memoryLimit int64) int64 {
+	if memoryLimit <= 0 {
+		return hooks.DefaultMaxInflightBytes
+	}
+	return max(1, memoryLimit/4)
+}
+
+// goMemoryLimit is the soft memory limit the Go runtime gets from the container's memory limit:
+// 90% of it, leaving the rest for what the runtime does not count (the binary's pages, socket
+// buffers) so that the collector works harder before the kernel kills the container. It is 0,
+// leaving the runtime alone, when the limit is unknown or GOMEMLIMIT already set one.
+func goMemoryLimit(memoryLimit int64, gomemlimitSet bool) int64 {
+	if memoryLimit <= 0 || gomemlimitSet {
+		return 0
+	}
+	return memoryLimit / 10 * 9
 }
 
 func newLogger(level string, w io.Writer) (*slog.Logger, error) {
@@ -72,6 +114,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	logger, err := newLogger(opts.logLevel, stderr)
 	if err != nil {
 		return err
+	}
+	if limit := goMemoryLimit(opts.memoryLimitBytes, os.Getenv("GOMEMLIMIT") != ""); limit > 0 {
+		debug.SetMemoryLimit(limit)
+		logger.Info("go memory limit set", slog.Int64("bytes", limit), slog.Int64("container_limit_bytes", opts.memoryLimitBytes))
 	}
 	plain, err := net.Listen("tcp", opts.addr)
 	if err != nil {
@@ -109,6 +155,7 @@ func runServer(ctx context.Context, opts serveOptions, logger *slog.Logger, plai
 		Logger:                    logger,
 		Now:                       time.Now,
 		MaxBodyBytes:              opts.maxBodyBytes,
+		Inflight:                  hooks.NewBudget(opts.maxInflightBytes, opts.inflightWait),
 		Ready: func() error {
 			if draining.Load() {
 				return errors.New("shutting down")
@@ -128,7 +175,8 @@ func runServer(ctx context.Context, opts serveOptions, logger *slog.Logger, plai
 
 	errs := make(chan error, len(servers))
 	for i, s := range servers {
-		logger.Info("listening", slog.String("addr", listeners[i].Addr().String()), slog.Bool("tls", i == 1), slog.String("version", version))
+		logger.Info("listening", slog.String("addr", listeners[i].Addr().String()), slog.Bool("tls", i == 1), slog.String("version", version),
+			slog.Int64("max_inflight_bytes", opts.maxInflightBytes))
 		go func(s *http.Server, l net.Listener) {
 			if err := s.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errs <- err

@@ -28,6 +28,27 @@ func TestParseServeOptions(t *testing.T) {
 				assert.Equal(t, ":8080", o.addr)
 				assert.Equal(t, ":8443", o.tlsAddr)
 				assert.Equal(t, int64(32<<20), o.maxBodyBytes)
+				assert.Equal(t, int64(128<<20), o.maxInflightBytes)
+				assert.Equal(t, time.Second, o.inflightWait)
+				assert.Zero(t, o.memoryLimitBytes)
+			},
+		},
+		{
+			name: "budget from the container's memory limit",
+			env:  map[string]string{"SPARKHOOKS_MEMORY_LIMIT_BYTES": "1073741824", "SPARKHOOKS_INFLIGHT_WAIT": "250ms"},
+			want: func(t *testing.T, o serveOptions) {
+				assert.Equal(t, int64(1<<30), o.memoryLimitBytes)
+				assert.Equal(t, int64(256<<20), o.maxInflightBytes)
+				assert.Equal(t, 250*time.Millisecond, o.inflightWait)
+			},
+		},
+		{
+			name: "explicit budget wins over the derived one",
+			env:  map[string]string{"SPARKHOOKS_MEMORY_LIMIT_BYTES": "1073741824"},
+			args: []string{"--max-inflight-bytes", "1000", "--inflight-wait", "0s"},
+			want: func(t *testing.T, o serveOptions) {
+				assert.Equal(t, int64(1000), o.maxInflightBytes)
+				assert.Zero(t, o.inflightWait)
 			},
 		},
 		{
@@ -43,6 +64,10 @@ func TestParseServeOptions(t *testing.T) {
 		{name: "bad env number", env: map[string]string{"SPARKHOOKS_MAX_BODY_BYTES": "lots"}, wantErr: `SPARKHOOKS_MAX_BODY_BYTES="lots": not an integer`},
 		{name: "cert without key", args: []string{"--tls-cert-file", "c.pem"}, wantErr: "must be given together"},
 		{name: "zero body limit", args: []string{"--max-body-bytes", "0"}, wantErr: "--max-body-bytes must be > 0, got 0"},
+		{name: "negative budget", args: []string{"--max-inflight-bytes", "-1"}, wantErr: "--max-inflight-bytes must be >= 0, got -1"},
+		{name: "negative wait", env: map[string]string{"SPARKHOOKS_INFLIGHT_WAIT": "-1s"}, wantErr: "--inflight-wait must be >= 0, got -1s"},
+		{name: "bad wait", env: map[string]string{"SPARKHOOKS_INFLIGHT_WAIT": "soon"}, wantErr: `SPARKHOOKS_INFLIGHT_WAIT="soon": not a duration`},
+		{name: "negative memory limit", args: []string{"--memory-limit-bytes", "-5"}, wantErr: "--memory-limit-bytes must be >= 0, got -5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,6 +81,24 @@ func TestParseServeOptions(t *testing.T) {
 			}
 			require.NoError(t, err)
 			tt.want(t, o)
+		})
+	}
+}
+
+func TestGoMemoryLimit(t *testing.T) {
+	tests := []struct {
+		name          string
+		memoryLimit   int64
+		gomemlimitSet bool
+		want          int64
+	}{
+		{"90% of the chart's 512Mi", 512 << 20, false, 483183819},
+		{"GOMEMLIMIT wins", 512 << 20, true, 0},
+		{"no container limit", 0, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, goMemoryLimit(tt.memoryLimit, tt.gomemlimitSet))
 		})
 	}
 }

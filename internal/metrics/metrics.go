@@ -20,6 +20,8 @@ type Metrics struct {
 	Mutations           *prometheus.CounterVec
 	AdmissionDenials    *prometheus.CounterVec
 	ValidationFailures  *prometheus.CounterVec
+	InflightBytes       prometheus.Gauge
+	InflightRejections  *prometheus.CounterVec
 }
 
 // hookBuckets start well below a millisecond: the hooks' own share of a sync is meant to be
@@ -69,12 +71,21 @@ func New() *Metrics {
 			Name: "sparkhooks_validation_failures_total",
 			Help: "Parents whose spec failed validation, by kind.",
 		}, []string{"kind"}),
+		InflightBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sparkhooks_inflight_bytes",
+			Help: "Request-body bytes reserved by requests being read or decided, out of the --max-inflight-bytes budget.",
+		}),
+		InflightRejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sparkhooks_inflight_rejections_total",
+			Help: "Requests answered 503 because the in-flight body budget stayed full for --inflight-wait, by route pattern.",
+		}, []string{"route"}),
 	}
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.HTTPRequestDuration, m.HookDuration, m.HookRefusals, m.SyncTransitions, m.Submissions,
-		m.Restarts, m.Mutations, m.AdmissionDenials, m.ValidationFailures,
+		m.Restarts, m.Mutations, m.AdmissionDenials, m.ValidationFailures, m.InflightBytes,
+		m.InflightRejections,
 	)
 	return m
 }
