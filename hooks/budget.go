@@ -14,9 +14,9 @@ import (
 )
 
 const (
-	// DefaultMaxInflightBytes is the in-flight budget when none is configured: four bodies at
-	// the default body limit.
-	DefaultMaxInflightBytes = 4 * DefaultMaxBodyBytes
+	// DefaultMaxInflightBytes is the in-flight budget when none is configured: two bodies at
+	// the default body limit, an eighth of the chart's default memory limit.
+	DefaultMaxInflightBytes = 2 * DefaultMaxBodyBytes
 	// DefaultInflightWait is how long a request may wait for its share of the budget. Our
 	// Metacontroller registrations give a hook 3 s, and the request still has to be read and
 	// decided after the wait.

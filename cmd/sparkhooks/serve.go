@@ -43,7 +43,7 @@ func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
 	f.string(&o.tlsKeyFile, "tls-key-file", "SPARKHOOKS_TLS_KEY_FILE", "", "PEM private key for the webhook listener")
 	f.string(&o.policyFile, "policy-file", "SPARKHOOKS_POLICY_FILE", "", "YAML cluster policy for Spark pods, reloaded when it changes (empty: no policy)")
 	f.int64(&o.maxBodyBytes, "max-body-bytes", "SPARKHOOKS_MAX_BODY_BYTES", hooks.DefaultMaxBodyBytes, "largest accepted request body; larger requests get 413")
-	f.int64(&o.maxInflightBytes, "max-inflight-bytes", "SPARKHOOKS_MAX_INFLIGHT_BYTES", 0, "request-body bytes all requests may hold at once; a request that cannot get its share within --inflight-wait gets 503 (0: a quarter of --memory-limit-bytes, or 128 MiB without it)")
+	f.int64(&o.maxInflightBytes, "max-inflight-bytes", "SPARKHOOKS_MAX_INFLIGHT_BYTES", 0, "request-body bytes all requests may hold at once; a request that cannot get its share within --inflight-wait gets 503 (0: an eighth of --memory-limit-bytes, or 64 MiB without it)")
 	f.duration(&o.inflightWait, "inflight-wait", "SPARKHOOKS_INFLIGHT_WAIT", hooks.DefaultInflightWait, "how long a request may wait for its share of --max-inflight-bytes; keep it well below Metacontroller's hook timeout")
 	f.int64(&o.memoryLimitBytes, "memory-limit-bytes", "SPARKHOOKS_MEMORY_LIMIT_BYTES", 0, "the container's memory limit (the chart sets it from the downward API): the Go memory limit becomes 90% of it unless GOMEMLIMIT is set (0: unknown)")
 	f.string(&o.logLevel, "log-level", "SPARKHOOKS_LOG_LEVEL", "info", "debug, info, warn or error")
@@ -76,15 +76,17 @@ func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
 	return o, nil
 }
 
-// defaultInflightBytes is a quarter of the container's memory limit. A body stands for about
-// twice its size while it is decoded (the body and the copies of its objects the decoded request
-// keeps), so a quarter keeps the requests' share at half the limit and leaves the other half,
-// below the Go memory limit, for the rest of the heap and for the collector to keep up.
+// defaultInflightBytes is an eighth of the container's memory limit. Measured with
+// hack/memload, the process peaks at about three times the bytes in flight (the body, the copies
+// of its objects the decoded request keeps, the garbage of decoding them), so an eighth stays
+// well below the Go memory limit: the collector does not have to run flat out, and the bodies
+// still waiting in socket buffers, which the kernel charges to the container too, have room.
+// A quarter peaked at the Go memory limit and slowed the decisions past the hook timeout.
 func defaultInflightBytes(memoryLimit int64) int64 {
 	if memoryLimit <= 0 {
 		return hooks.DefaultMaxInflightBytes
 	}
-	return max(1, memoryLimit/4)
+	return max(1, memoryLimit/8)
 }
 
 // goMemoryLimit is the soft memory limit the Go runtime gets from the container's memory limit:

@@ -28,7 +28,7 @@ func TestParseServeOptions(t *testing.T) {
 				assert.Equal(t, ":8080", o.addr)
 				assert.Equal(t, ":8443", o.tlsAddr)
 				assert.Equal(t, int64(32<<20), o.maxBodyBytes)
-				assert.Equal(t, int64(128<<20), o.maxInflightBytes)
+				assert.Equal(t, int64(64<<20), o.maxInflightBytes)
 				assert.Equal(t, time.Second, o.inflightWait)
 				assert.Zero(t, o.memoryLimitBytes)
 			},
@@ -38,7 +38,7 @@ func TestParseServeOptions(t *testing.T) {
 			env:  map[string]string{"SPARKHOOKS_MEMORY_LIMIT_BYTES": "1073741824", "SPARKHOOKS_INFLIGHT_WAIT": "250ms"},
 			want: func(t *testing.T, o serveOptions) {
 				assert.Equal(t, int64(1<<30), o.memoryLimitBytes)
-				assert.Equal(t, int64(256<<20), o.maxInflightBytes)
+				assert.Equal(t, int64(128<<20), o.maxInflightBytes)
 				assert.Equal(t, 250*time.Millisecond, o.inflightWait)
 			},
 		},

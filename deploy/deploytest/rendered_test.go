@@ -51,6 +51,7 @@ type rendering struct {
 	serviceMonitor bool
 	networkPolicy  bool
 	dashboards     string // namespace of the dashboard ConfigMap, "" when off
+	goMemLimit     string // GOMEMLIMIT given in extraEnv, "" when not
 	ksm            string // namespace of the kube-state-metrics ConfigMap, "" when off
 	ksmRBAC        bool
 	jobNamespaces  []string
@@ -70,6 +71,7 @@ var renderings = []rendering{
 		dashboards:     "monitoring",
 		ksm:            "monitoring",
 		ksmRBAC:        true,
+		goMemLimit:     "400MiB",
 		jobNamespaces:  []string{"spark-jobs", "analytics"},
 	},
 }
@@ -202,6 +204,7 @@ func (c *renderedChart) deployment() {
 	}
 	limit, ok := ctr.Resources.Limits[corev1.ResourceMemory]
 	assert.True(t, ok && limit.Cmp(resource.MustParse("64Mi")) > 0, "memory limit")
+	c.memoryLimitEnv()
 
 	assert.Equal(t, int32(httpContainerPort), c.containerPort("http"))
 	assert.Equal(t, int32(webhookContainerPort), c.containerPort("webhook"))
@@ -238,6 +241,28 @@ func (c *renderedChart) deployment() {
 		assert.Equal(t, intstr.FromString("http"), probe.p.HTTPGet.Port, "%s probe", probe.name)
 		assert.Contains(t, hooks.Routes(), probe.p.HTTPGet.Path)
 	}
+}
+
+// memoryLimitEnv checks that the server learns the container's memory limit, from which it sets
+// the Go memory limit and its in-flight request budget, and that extraEnv still follows.
+func (c *renderedChart) memoryLimitEnv() {
+	t := c.t
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.container().Env {
+		env[e.Name] = e
+	}
+	limit, ok := env["SPARKHOOKS_MEMORY_LIMIT_BYTES"]
+	require.True(t, ok, "SPARKHOOKS_MEMORY_LIMIT_BYTES is not set")
+	require.NotNil(t, limit.ValueFrom, "SPARKHOOKS_MEMORY_LIMIT_BYTES must come from the downward API")
+	ref := limit.ValueFrom.ResourceFieldRef
+	require.NotNil(t, ref, "SPARKHOOKS_MEMORY_LIMIT_BYTES must come from a resourceFieldRef")
+	assert.Equal(t, "limits.memory", ref.Resource)
+	assert.Contains(t, []string{"", c.container().Name}, ref.ContainerName, "the limit of another container")
+	assert.True(t, ref.Divisor.IsZero() || ref.Divisor.Cmp(resource.MustParse("1")) == 0, "the server reads bytes, divisor %s", ref.Divisor.String())
+
+	gomemlimit, ok := env["GOMEMLIMIT"]
+	assert.Equal(t, c.r.goMemLimit != "", ok, "GOMEMLIMIT from extraEnv")
+	assert.Equal(t, c.r.goMemLimit, gomemlimit.Value)
 }
 
 func (c *renderedChart) service() {
