@@ -5,7 +5,7 @@ CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.2
 VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE          ?= ghcr.io/sparkhooks/sparkhooks:$(VERSION)
 
-.PHONY: run test bench lint generate build image chart-check e2e
+.PHONY: run test bench lint generate build image chart-check e2e memload
 
 ## run: start the hook server on :8080 (no cluster needed)
 run:
@@ -44,6 +44,11 @@ image:
 chart-check:
 	hack/helm-check.sh $(CURDIR)/.cache/chart-rendered
 	SPARKHOOKS_RENDERED_DIR=$(CURDIR)/.cache/chart-rendered $(GO) test -count=1 ./deploy/deploytest/
+
+## memload: build the server, send it rounds of 16 concurrent 30 MB sync requests on loopback and
+## report its peak memory and the status codes (hack/memload; a measurement, not a test)
+memload:
+	$(GO) run ./hack/memload
 
 ## e2e: end-to-end tests: the built server, driven by a Metacontroller-contract test controller,
 ## against an in-process API server (embedded etcd, the CRDs, core/v1) with kubectl as the user
