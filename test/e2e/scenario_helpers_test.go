@@ -251,6 +251,20 @@ func (w *world) checkStatusSettled(t *testing.T, name string) {
 	}
 }
 
+// checkChildrenWrittenOnce checks that no child of the application was rewritten, or would have
+// been under another update strategy, after its creation: the hook answers each child byte for
+// byte as at its creation. It logs the API writes the application cost.
+func (w *world) checkChildrenWrittenOnce(t *testing.T, name string) {
+	t.Helper()
+	stats := w.controllers[appControllerName].Stats(w.ns, name)
+	c := stats.Children
+	t.Logf("%s: %d syncs, %d status writes, children: %d created, %d updated, %d drifted, %d deleted",
+		name, stats.Syncs, stats.StatusWrites, c.Creates, c.Updates, c.Drifts, c.Deletes)
+	require.Zero(t, c.Updates, "children of %s rewritten after creation: %v", name, c.Changed)
+	require.Zero(t, c.Drifts, "children of %s answered differently from their creation: %v", name, c.Changed)
+	require.Positive(t, c.Creates)
+}
+
 // changedFields describes the top-level status fields that differ between two versions, with
 // their values before and after.
 func changedFields(a, b *unstructured.Unstructured) string {

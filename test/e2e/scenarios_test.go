@@ -113,6 +113,7 @@ func TestExamplesRunToCompletion(t *testing.T) {
 				assert.Equal(t, corev1.PodSucceeded, kept.Status.Phase)
 			}
 			w.checkStatusSettled(t, ex.name)
+			w.checkChildrenWrittenOnce(t, ex.name)
 		})
 	}
 }

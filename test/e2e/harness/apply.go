@@ -35,12 +35,15 @@ func applyUpdate(observed, desired *unstructured.Unstructured) (*unstructured.Un
 		return nil, err
 	}
 	want := desired.DeepCopy()
-	annotations := want.GetAnnotations()
-	delete(annotations, lastAppliedAnnotation)
-	if len(annotations) == 0 {
-		annotations = nil
+	// As Metacontroller does (nullifyLastAppliedAnnotation): the annotation is removed only when
+	// the desired object carries it, and what remains is kept even when it is an empty map, which
+	// then becomes part of the new last applied configuration.
+	if annotations := want.GetAnnotations(); annotations != nil {
+		if _, ok := annotations[lastAppliedAnnotation]; ok {
+			delete(annotations, lastAppliedAnnotation)
+			want.SetAnnotations(annotations)
+		}
 	}
-	want.SetAnnotations(annotations)
 
 	merged, err := mergeValue("", runtime.DeepCopyJSON(observed.Object), lastApplied, want.Object)
 	if err != nil {

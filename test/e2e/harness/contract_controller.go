@@ -39,6 +39,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
+	kjson "sigs.k8s.io/json"
 )
 
 // ContractController is a TEST HELPER, not Metacontroller and not a sparkhooks feature. It drives
@@ -108,11 +109,26 @@ type ParentStats struct {
 	ConsecutiveErrors int
 	LastError         string
 	LastErrorAt       time.Time
+	// Children counts the writes to children, as Metacontroller would make them.
+	Children ChildWrites
 	// StaleWrites are the status writes whose sync started from a cached parent with an
 	// out-of-date status and that replaced a newer status with a different one, as Metacontroller
 	// does; the oldest first. A hook that keeps its memory in the status may go back in time by
 	// them.
 	StaleWrites []StaleWrite
+}
+
+// ChildWrites counts what the controller did to a parent's children.
+type ChildWrites struct {
+	Creates, Deletes int
+	// Updates are children rewritten (InPlace) or deleted to be recreated (Recreate) because the
+	// hook's answer differed from the last applied configuration.
+	Updates int
+	// Drifts are children of OnDelete kinds whose answer differed likewise: Metacontroller leaves
+	// them alone, but a hook whose answers drift would rewrite them under another strategy.
+	Drifts int
+	// Changed lists "Kind/name" of every update and drift, in order, for a failure message.
+	Changed []string
 }
 
 // StaleWrite is a status write computed from a stale parent over a newer status.
@@ -284,6 +300,7 @@ func (c *ContractController) Stats(namespace, name string) ParentStats {
 	if s, ok := c.stats[namespace+"/"+name]; ok {
 		out := *s
 		out.StaleWrites = slices.Clone(s.StaleWrites)
+		out.Children.Changed = slices.Clone(s.Children.Changed)
 		return out
 	}
 	return ParentStats{}
@@ -837,7 +854,9 @@ func (c *ContractController) post(ctx context.Context, hook *Hook, name string, 
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s hook failed: POST %s: HTTP %d: %s", name, hook.url(), resp.StatusCode, truncate(string(data), 500))
 	}
-	if err := json.Unmarshal(data, response); err != nil {
+	// As Metacontroller decodes it (sigs.k8s.io/json): whole numbers become int64, as in objects
+	// read from the API server, so an unchanged child compares equal to its observed self.
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, response); err != nil {
 		return fmt.Errorf("%s hook failed: POST %s: invalid JSON response: %w", name, hook.url(), err)
 	}
 	return nil
@@ -923,7 +942,9 @@ func (c *ContractController) manageChildren(ctx context.Context, parent *unstruc
 			}
 			if err := deleteWithUID(ctx, client, obj); err != nil {
 				errs = append(errs, err)
+				continue
 			}
+			c.countChild(parent, func(w *ChildWrites) { w.Deletes++ })
 		}
 		for _, name := range sortedNames(desired[key]) {
 			if err := c.applyChild(ctx, client, child, parent, observed[key][name], desired[key][name]); err != nil {
@@ -947,6 +968,9 @@ func (c *ContractController) applyChild(ctx context.Context, client dynamic.Reso
 			// cache has not seen yet.
 			return nil
 		}
+		if err == nil {
+			c.countChild(parent, func(w *ChildWrites) { w.Creates++ })
+		}
 		return err
 	}
 	updated, err := applyUpdate(observed, desired)
@@ -956,18 +980,33 @@ func (c *ContractController) applyChild(ctx context.Context, client dynamic.Reso
 	if equality.Semantic.DeepEqual(updated.Object, observed.Object) || observed.GetDeletionTimestamp() != nil {
 		return nil
 	}
+	changed := desired.GetKind() + "/" + desired.GetName()
 	switch child.method {
 	case "OnDelete":
+		c.countChild(parent, func(w *ChildWrites) { w.Drifts++; w.Changed = append(w.Changed, changed) })
 		return nil
 	case "Recreate", "RollingRecreate":
+		c.countChild(parent, func(w *ChildWrites) { w.Updates++; w.Changed = append(w.Changed, changed) })
 		return deleteWithUID(ctx, client, observed)
 	default: // InPlace, RollingInPlace
+		c.countChild(parent, func(w *ChildWrites) { w.Updates++; w.Changed = append(w.Changed, changed) })
 		_, err := client.Update(ctx, updated, metav1.UpdateOptions{})
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 			return nil
 		}
 		return err
 	}
+}
+
+// countChild records a child write for parent's stats.
+func (c *ContractController) countChild(parent *unstructured.Unstructured, count func(*ChildWrites)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := parent.GetNamespace() + "/" + parent.GetName()
+	if c.stats[key] == nil {
+		c.stats[key] = &ParentStats{}
+	}
+	count(&c.stats[key].Children)
 }
 
 func deleteWithUID(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
