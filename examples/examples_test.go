@@ -335,11 +335,8 @@ func (c *checker) check(t *testing.T, data []byte) findings {
 			return f
 		}
 		f.scheduled = ssa.DeepCopy()
-		v1beta2.SetScheduledSparkApplicationDefaults(&ssa)
-		f.validate = v1beta2.ValidateScheduledSparkApplication(&ssa)
-		// The API's validation leaves the schedule to the scheduler, which reports a bad one
-		// only in the status, after the object is stored.
-		f.validate = append(f.validate, schedule.ValidateSchedule(&ssa.Spec, c.now)...)
+		// What the sync hook and the admission webhook check, the schedule included.
+		f.validate = schedule.Validate(&ssa, c.now)
 	}
 	return f
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 )
 
 // cronSchedule is a parsed schedule in its zone. Exactly one of spec and every is set.
@@ -27,14 +25,6 @@ func (s *cronSchedule) describe() string {
 		return fmt.Sprintf("runs every %s", s.every)
 	}
 	return fmt.Sprintf("runs at %q in time zone %s", s.expr, s.spec.Location)
-}
-
-// ValidateSchedule checks spec.schedule and spec.timeZone the way the sync hook reads them, for
-// callers (an admission webhook, a CLI) that want the same verdict before the object is stored.
-// now is the instant from which the schedule must fire at least once within five years.
-func ValidateSchedule(spec *v1beta2.ScheduledSparkApplicationSpec, now time.Time) field.ErrorList {
-	_, errs := parseSchedule(spec.Schedule, spec.TimeZone, now)
-	return errs
 }
 
 // parseSchedule parses a schedule string, read in timeZone unless it carries its own

@@ -8,8 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"k8s.io/utils/ptr"
 )
 
 var parseNow = time.Date(2024, 6, 3, 10, 20, 30, 0, time.UTC)
@@ -81,11 +80,25 @@ func TestParseScheduleErrors(t *testing.T) {
 	}
 }
 
-func TestValidateSchedule(t *testing.T) {
-	spec := &v1beta2.ScheduledSparkApplicationSpec{Schedule: "0 3 * * *", TimeZone: "Europe/Paris"}
-	assert.Empty(t, ValidateSchedule(spec, parseNow))
-	spec.Schedule = "0 3 * * * *"
-	assert.Len(t, ValidateSchedule(spec, parseNow), 1)
+func TestValidate(t *testing.T) {
+	ssa := newParent("0 3 * * *")
+	ssa.Spec.TimeZone = "Europe/Paris"
+	assert.Empty(t, Validate(ssa, parseNow))
+
+	bad := ssa.DeepCopy()
+	bad.Spec.Schedule = "0 3 * * * *"
+	errs := Validate(bad, parseNow)
+	require.Len(t, errs, 1)
+	assert.Equal(t, "spec.schedule", errs[0].Field)
+
+	// Valid as written, but every run would get the default 1g heap, above this limit.
+	lowLimit := ssa.DeepCopy()
+	lowLimit.Spec.Template.Executor.Memory = nil
+	lowLimit.Spec.Template.Executor.MemoryLimit = ptr.To("512Mi")
+	errs = Validate(lowLimit, parseNow)
+	require.Len(t, errs, 1)
+	assert.Equal(t, "spec.template.executor.memoryLimit", errs[0].Field)
+	assert.Nil(t, lowLimit.Spec.Template.Executor.Memory, "the object must not be defaulted in place")
 }
 
 // TestLatestMatchesBruteForce compares the backwards search with walking every scheduled time.

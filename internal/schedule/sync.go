@@ -93,15 +93,30 @@ func (d *decider) decide() {
 
 // validate checks the whole object, the schedule as this package reads it included.
 func (d *decider) validate() (*cronSchedule, field.ErrorList) {
-	spec := &d.in.ssa.Spec
-	errs := v1beta2.ValidateScheduledSparkApplication(d.in.ssa)
-	if sd := d.in.startingDeadline; sd != nil && *sd < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "startingDeadlineSeconds"), *sd, "must not be negative"))
-	}
-	if strings.TrimSpace(spec.Schedule) == "" {
+	return validate(d.in.ssa, d.now)
+}
+
+// Validate checks a ScheduledSparkApplication exactly as the sync hook does before it schedules
+// anything, at now: the object, its template with the defaults the SparkApplication hook gives
+// each run, and the schedule and time zone as this package reads them. The admission webhook
+// calls it so that it refuses what the hook would report as FailedValidation, and nothing else.
+func Validate(ssa *v1beta2.ScheduledSparkApplication, now time.Time) field.ErrorList {
+	_, errs := validate(ssa, now)
+	return errs
+}
+
+func validate(ssa *v1beta2.ScheduledSparkApplication, now time.Time) (*cronSchedule, field.ErrorList) {
+	// Each run is a SparkApplication whose hook defaults it before validating; a template valid
+	// only without the defaults (a memoryLimit below the default 1g heap) would make every run
+	// fail, or be refused by the webhook when Metacontroller creates it.
+	defaulted := *ssa
+	defaulted.Spec = *ssa.Spec.DeepCopy()
+	v1beta2.SetScheduledSparkApplicationDefaults(&defaulted)
+	errs := v1beta2.ValidateScheduledSparkApplication(&defaulted)
+	if strings.TrimSpace(ssa.Spec.Schedule) == "" {
 		return nil, errs // already reported as required
 	}
-	sched, schedErrs := parseSchedule(spec.Schedule, spec.TimeZone, d.now)
+	sched, schedErrs := parseSchedule(ssa.Spec.Schedule, ssa.Spec.TimeZone, now)
 	return sched, append(errs, schedErrs...)
 }
 
