@@ -107,6 +107,13 @@ func newSyncHandler(name string, decide SyncFunc, now func() time.Time, m *metri
 			rec.fail(w, r, start, requestError("request has no parent object"))
 			return
 		}
+		if r.Context().Err() != nil {
+			// The caller gave up while the body was read (Metacontroller's hook timeout): it
+			// will not read the answer, and deciding a large request would only hold memory and
+			// CPU that its retry needs.
+			rec.logger.LogAttrs(r.Context(), slog.LevelDebug, "caller gone before the decision", slog.String("hook", name))
+			return
+		}
 		resp, outcome, err := decide(&req, now())
 		if err != nil {
 			rec.fail(w, r, start, err)

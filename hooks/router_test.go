@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -151,4 +152,26 @@ func TestRoutesListsWhatTheRoutersRegister(t *testing.T) {
 	want = WebhookRoutes()
 	sort.Strings(want)
 	assert.Equal(t, want, registered(t, NewWebhookRouter(cfg)))
+}
+
+// A caller that hung up while its body was read gets no decision: the work would be thrown away
+// and its retry needs the memory.
+func TestSyncSkipsTheDecisionForAGoneCaller(t *testing.T) {
+	decided := 0
+	cfg := testConfig(metrics.New())
+	cfg.SparkApplicationSync = func(*metacontroller.SyncRequest, time.Time) (*metacontroller.SyncResponse, Outcome, error) {
+		decided++
+		return &metacontroller.SyncResponse{Children: []any{}}, Outcome{}, nil
+	}
+	router := NewRouter(cfg)
+	body := `{"parent":{"metadata":{"name":"pi"}}}`
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	router.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodPost, SparkApplicationSyncPath, strings.NewReader(body)))
+	assert.Zero(t, decided)
+
+	router.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, SparkApplicationSyncPath, strings.NewReader(body)))
+	assert.Equal(t, 1, decided)
 }

@@ -208,8 +208,8 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
-		// Metacontroller's hook timeout is 10 s at most; a request still being read or answered
-		// after 30 s is a stuck client, not a slow decision.
+		// Metacontroller gives our hooks 3 s (metacontroller/*.yaml); a request still being read
+		// or answered after 30 s is a stuck client, not a slow decision.
 		ReadTimeout:  30 * time.Second,
 		WriteTimeout: 30 * time.Second,
 		IdleTimeout:  120 * time.Second,
