@@ -47,10 +47,15 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	}
 	controllerGen := controllerGenFromMakefile(t)
 
+	generated := t.TempDir()
+	run(t, "go", "run", controllerGen, "crd", "paths=./internal/api/...", "output:crd:artifacts:config="+generated)
 	crdDir := t.TempDir()
-	run(t, "go", "run", controllerGen, "crd", "paths=./internal/api/...", "output:crd:artifacts:config="+crdDir)
+	require.NoError(t, os.CopyFS(crdDir, os.DirFS(generated)))
 	run(t, "go", "run", "./hack/crdtrim", crdDir)
 	assertSameFiles(t, crdDir, ".", "*.yaml")
+	for _, file := range []string{sparkApplicationFile, scheduledSparkApplicationFile} {
+		assertTrimmedLosslessly(t, loadCRD(t, filepath.Join(generated, file)), loadCRD(t, filepath.Join(crdDir, file)))
+	}
 
 	objectDir := t.TempDir()
 	run(t, "go", "run", controllerGen, "object", "paths=./internal/api/...", "output:object:dir="+objectDir)
@@ -66,6 +71,74 @@ func controllerGenFromMakefile(t *testing.T) string {
 	m := regexp.MustCompile(`sigs\.k8s\.io/controller-tools/cmd/controller-gen@\S+`).Find(makefile)
 	require.NotNil(t, m, "the Makefile pins no controller-gen version")
 	return string(m)
+}
+
+// assertTrimmedLosslessly checks that crdtrim removed nothing the API server acts on: the
+// descriptions it kept are controller-gen's, and with every description removed and every list
+// type the API server assumes (atomic) made explicit, the CRDs are equal.
+func assertTrimmedLosslessly(t *testing.T, generated, trimmed *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	generatedDocs := descriptions(generated)
+	kept := descriptions(trimmed)
+	for path, doc := range kept {
+		assert.Equal(t, generatedDocs[path], doc, "%s: description of %s", trimmed.Name, path)
+	}
+	assert.Less(t, len(kept), len(generatedDocs), "%s: no description removed", trimmed.Name)
+
+	normalize := func(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+		crd = crd.DeepCopy()
+		forEachSchema(crd, func(_ string, s *apiextensionsv1.JSONSchemaProps) {
+			s.Description = ""
+			if s.Type == "array" && s.XListType == nil {
+				s.XListType = ptr.To("atomic")
+			}
+		})
+		return crd
+	}
+	assert.Equal(t, normalize(generated), normalize(trimmed), "%s: crdtrim changed more than descriptions and implied list types", trimmed.Name)
+}
+
+// descriptions maps the path of every schema node with a description to it.
+func descriptions(crd *apiextensionsv1.CustomResourceDefinition) map[string]string {
+	docs := map[string]string{}
+	forEachSchema(crd, func(path string, s *apiextensionsv1.JSONSchemaProps) {
+		if s.Description != "" {
+			docs[path] = s.Description
+		}
+	})
+	return docs
+}
+
+// forEachSchema calls visit with every schema node of every version of crd, and its path
+// (property names, [] for array items, {} for map values, anyOf[i] and the like).
+func forEachSchema(crd *apiextensionsv1.CustomResourceDefinition, visit func(path string, s *apiextensionsv1.JSONSchemaProps)) {
+	for _, v := range crd.Spec.Versions {
+		if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+			walkSchema(v.Name, v.Schema.OpenAPIV3Schema, visit)
+		}
+	}
+}
+
+func walkSchema(path string, s *apiextensionsv1.JSONSchemaProps, visit func(string, *apiextensionsv1.JSONSchemaProps)) {
+	visit(path, s)
+	for name, p := range s.Properties {
+		walkSchema(path+"."+name, &p, visit)
+		s.Properties[name] = p
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		walkSchema(path+"[]", s.Items.Schema, visit)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		walkSchema(path+"{}", s.AdditionalProperties.Schema, visit)
+	}
+	if s.Not != nil {
+		walkSchema(path+".not", s.Not, visit)
+	}
+	for key, list := range map[string][]apiextensionsv1.JSONSchemaProps{"allOf": s.AllOf, "anyOf": s.AnyOf, "oneOf": s.OneOf} {
+		for i := range list {
+			walkSchema(fmt.Sprintf("%s.%s[%d]", path, key, i), &list[i], visit)
+		}
+	}
 }
 
 func run(t *testing.T, name string, args ...string) {
@@ -113,9 +186,26 @@ func firstDifference(want, got []byte) string {
 			return "same lines, different bytes"
 		}
 		if wok != gok || w.Text() != g.Text() {
-			return fmt.Sprintf("line %d: generated %q, checked in %q", line, w.Text(), g.Text())
+			col := commonPrefix(w.Text(), g.Text())
+			return fmt.Sprintf("line %d, column %d: generated %q, checked in %q", line, col+1, excerpt(w.Text(), col), excerpt(g.Text(), col))
 		}
 	}
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// excerpt returns the part of a line around column col: schema nodes in flow style make lines
+// of kilobytes.
+func excerpt(line string, col int) string {
+	const around = 60
+	from, to := max(col-around, 0), min(col+around, len(line))
+	return line[from:to]
 }
 
 // TestCRDsPassAPIServerValidation decodes both CRDs strictly and runs the API server's own
@@ -320,7 +410,7 @@ func TestSecondsFieldsBounded(t *testing.T) {
 }
 
 // TestDescriptions checks that our documentation reaches `kubectl explain`, and that crdtrim
-// removed the repeated Kubernetes documentation below foreign types.
+// removed the Kubernetes documentation of foreign types and fields.
 func TestDescriptions(t *testing.T) {
 	app := rootSchema(t, sparkApplicationFile)
 	for _, path := range []string{
@@ -332,7 +422,7 @@ func TestDescriptions(t *testing.T) {
 		require.NotNil(t, s, path)
 		assert.NotEmpty(t, s.Description, path)
 	}
-	for _, path := range []string{"spec.driver.affinity.nodeAffinity", "spec.volumes.name", "status.conditions.reason"} {
+	for _, path := range []string{"apiVersion", "kind", "spec.driver.affinity.nodeAffinity", "spec.volumes.name", "status.conditions.reason"} {
 		s := lookup(app, path)
 		require.NotNil(t, s, path)
 		assert.Empty(t, s.Description, path)

@@ -88,66 +88,120 @@ func crdYAML(t *testing.T, schema map[string]any) []byte {
 }
 
 func TestTrimCRD(t *testing.T) {
-	affinity := func(withDescriptions bool) map[string]any {
-		d := func(s string) string {
-			if withDescriptions {
-				return s
+	// widgetSchema is the schema of widgetType as controller-gen writes it (generated) or as
+	// crdtrim should leave it.
+	widgetSchema := func(generated bool) map[string]any {
+		// foreign is a description or list type only controller-gen's output has.
+		foreign := func(key string, value any) []any {
+			if generated {
+				return []any{key, value}
 			}
-			return ""
+			return nil
 		}
-		node := props("type", "object", "properties", props(
-			"nodeAffinity", props("type", "object", "properties", props(
-				"preferred", props("type", "array", "items", props("type", "object", "properties", props(
-					"weight", props("type", "integer"))))))))
-		nodeAffinity := node["properties"].(map[string]any)["nodeAffinity"].(map[string]any)
-		if withDescriptions {
-			nodeAffinity["description"] = d("Node affinity is a group of node affinity scheduling rules.")
-			nodeAffinity["properties"].(map[string]any)["preferred"].(map[string]any)["items"].(map[string]any)["description"] = d("An empty preferred scheduling term.")
-		}
-		return node
-	}
-	input := func(foreignDocs bool) map[string]any {
-		var (
-			affinityNode    = affinity(foreignDocs)
-			tolerationItems = props("type", "object", "properties", props("key", props("type", "string")))
-			sourceNode      = props("type", "object", "properties", props(
-				"description", props("type", "string"), // a field named description
-				"fieldRef", props("type", "object", "properties", props("fieldPath", props("type", "string")))))
-		)
-		if foreignDocs {
-			tolerationItems["description"] = "The pod this Toleration is attached to tolerates any taint that matches."
-			tolerationItems["properties"].(map[string]any)["key"].(map[string]any)["description"] = "Key is the taint key."
-			sourceNode["properties"].(map[string]any)["fieldRef"].(map[string]any)["description"] = "Selects a field of the pod."
-			sourceNode["properties"].(map[string]any)["description"].(map[string]any)["description"] = "A field called description."
-		}
-		affinityNode["description"] = "Affinity of the widget."
-		sourceNode["description"] = "Source of the part."
 		return prop("Widget is a test kind.", "type", "object", "properties", props(
-			"apiVersion", prop("APIVersion defines the versioned schema.", "type", "string"),
-			"kind", prop("Kind is a string value.", "type", "string"),
+			"apiVersion", props(append([]any{"type", "string"}, foreign("description", "APIVersion defines the versioned schema.")...)...),
+			"kind", props(append([]any{"type", "string"}, foreign("description", "Kind is a string value.")...)...),
 			"metadata", props("type", "object"),
 			"spec", prop("Spec of the widget.", "type", "object", "properties", props(
 				"size", prop("Size of the widget.", "type", "string"),
 				"labels", prop("Labels of the widget.", "type", "object", "additionalProperties",
 					prop("A label.", "type", "object", "properties", props("value", prop("The value.", "type", "string")))),
-				"affinity", affinityNode,
-				"tolerations", prop("Tolerations of the widget.", "type", "array", "items", tolerationItems),
-				"parts", prop("Parts of the widget.", "type", "array", "items", prop("A part.", "type", "object", "properties", props(
-					"name", prop("Name of the part.", "type", "string"),
-					"source", sourceNode,
-				))),
+				"affinity", prop("Affinity of the widget.", "type", "object", "properties", props(
+					"nodeAffinity", props(append([]any{"type", "object", "properties", props(
+						"preferred", props(append([]any{"type", "array", "items", props(append([]any{"type", "object", "properties", props(
+							"weight", props("type", "integer"))},
+							foreign("description", "An empty preferred scheduling term.")...)...)},
+							foreign("x-kubernetes-list-type", "atomic")...)...))},
+						foreign("description", "Node affinity is a group of node affinity scheduling rules.")...)...))),
+				"tolerations", prop("Tolerations of the widget.", append([]any{"type", "array",
+					"items", props(append([]any{"type", "object", "properties", props(
+						"key", props(append([]any{"type", "string"}, foreign("description", "Key is the taint key.")...)...))},
+						foreign("description", "The pod this Toleration is attached to tolerates any taint that matches.")...)...)},
+					foreign("x-kubernetes-list-type", "atomic")...)...),
+				"parts", prop("Parts of the widget.", "type", "array", "x-kubernetes-list-type", "map", "x-kubernetes-list-map-keys", []any{"name"},
+					"items", prop("A part.", "type", "object", "required", []any{"name"}, "properties", props(
+						"name", prop("Name of the part.", "type", "string"),
+						"source", prop("Source of the part.", "type", "object", "properties", props(
+							"description", props(append([]any{"type", "string"}, foreign("description", "A field called description.")...)...),
+							"fieldRef", props(append([]any{"type", "object", "properties", props("fieldPath", props("type", "string"))},
+								foreign("description", "Selects a field of the pod.")...)...),
+						)),
+					))),
 			)),
 		))
 	}
 
-	got, err := trimCRD(crdYAML(t, input(true)), widgetType)
+	got, err := trimCRD(crdYAML(t, widgetSchema(true)), widgetType)
 	require.NoError(t, err)
-	assert.Equal(t, string(crdYAML(t, input(false))), string(got),
-		"our descriptions stay, those inside foreign types go, the field named description stays")
+	gotCRD, err := decode(got)
+	require.NoError(t, err)
+	wantCRD, err := decode(crdYAML(t, widgetSchema(false)))
+	require.NoError(t, err)
+	assert.Equal(t, wantCRD, gotCRD, "our descriptions stay, those of foreign types and fields go, "+
+		"the field named description stays, atomic list types go, the map list type stays")
 
 	again, err := trimCRD(got, widgetType)
 	require.NoError(t, err)
 	assert.Equal(t, string(got), string(again), "trimming twice changes nothing")
+}
+
+func TestEncode(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema map[string]any
+		want   string
+	}{
+		{
+			name:   "a schema with no description below it takes one line",
+			schema: props("type", "object", "properties", props("n", props("type", "integer", "format", "int32", "maximum", 1000, "multipleOf", 0.5))),
+			want: `      openAPIV3Schema: {properties: {n: {format: int32, maximum: 1000, multipleOf: 0.5, type: integer}}, type: object}
+`,
+		},
+		{
+			name: "a node with described fields stays in block style, each field on one line",
+			schema: prop("Widget is\na test kind.", "type", "object", "properties", props(
+				"on", prop("On says yes.", "type", "boolean", "default", true),
+				"mode", prop("Mode: \"a\" or \"b\".", "type", "string", "enum", []any{"a", "true", ""}),
+				"description", props("type", "string"),
+			)),
+			want: `      openAPIV3Schema:
+        description: |-
+          Widget is
+          a test kind.
+        properties:
+          description: {type: string}
+          mode: {description: 'Mode: "a" or "b".', enum: [a, "true", ""], type: string}
+          on: {default: true, description: On says yes., type: boolean}
+        type: object
+`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			crd, err := decode(crdYAML(t, tt.schema))
+			require.NoError(t, err)
+			got, err := encode(crd)
+			require.NoError(t, err)
+			const head = `---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names:
+    kind: Widget
+    plural: widgets
+  versions:
+  - name: v1
+    schema:
+`
+			const tail = `    served: true
+    storage: true
+`
+			assert.Equal(t, head+tt.want+tail, string(got))
+		})
+	}
 }
 
 func TestTrimCRDUnknownKind(t *testing.T) {
