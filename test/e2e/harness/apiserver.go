@@ -183,9 +183,14 @@ func newAPIServer(listener net.Listener, dir, etcdURL string) (*apiextensionsapi
 	if err != nil {
 		return nil, fmt.Errorf("built-in scheme: %w", err)
 	}
-	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(
-		withShallowBuiltinDefinitions(generatedopenapi.GetOpenAPIDefinitions),
-		openapinamer.NewDefinitionNamer(apiextensionsapiserver.Scheme, builtinScheme))
+	definitions := withShallowBuiltinDefinitions(generatedopenapi.GetOpenAPIDefinitions)
+	namer := openapinamer.NewDefinitionNamer(apiextensionsapiserver.Scheme, builtinScheme)
+	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions, namer)
+	// apiextensions-apiserver publishes the CRDs' schemas (in /openapi/v2 and /openapi/v3) only
+	// when both documents are served, as kube-apiserver does. kubectl reads them to decide
+	// whether the server validates fields, for explain and for apply, so without them kubectl
+	// would behave as against no real cluster.
+	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions, namer)
 
 	crdConfig := &apiextensionsapiserver.Config{
 		GenericConfig: config,

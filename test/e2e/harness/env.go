@@ -13,9 +13,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -62,10 +65,8 @@ func StartEnv(ctx context.Context, opts EnvOptions) (env *Env, err error) {
 		}
 	}()
 	if opts.CRDDir != "" {
-		if out, err := Kubectl(ctx, api.Kubeconfig, "apply", "-f", opts.CRDDir); err != nil {
-			return nil, fmt.Errorf("applying CRDs: %w", err)
-		} else if _, err := Kubectl(ctx, api.Kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", "-f", opts.CRDDir); err != nil {
-			return nil, fmt.Errorf("waiting for CRDs (%s): %w", strings.TrimSpace(out), err)
+		if err := applyCRDs(ctx, api, opts.CRDDir); err != nil {
+			return nil, err
 		}
 	}
 	gcResources := []schema.GroupVersionResource{}
@@ -88,6 +89,60 @@ func StartEnv(ctx context.Context, opts EnvOptions) (env *Env, err error) {
 		}
 	}()
 	return &Env{Dir: opts.Dir, API: api, etcd: etcd, stop: cancel, done: done}, nil
+}
+
+// applyCRDs applies the CRDs in dir with kubectl, as a user would, and waits until the API server
+// serves them. It reads their status itself: `kubectl wait --for=condition=Established` fails at
+// once ("accessor error" on .status.conditions) when it reads a CRD the API server has not given
+// any condition yet, which happened under -race.
+func applyCRDs(ctx context.Context, api *APIServer, dir string) error {
+	out, err := Kubectl(ctx, api.Kubeconfig, "apply", "-o", "name", "-f", dir)
+	if err != nil {
+		return fmt.Errorf("applying CRDs: %w", err)
+	}
+	var names []string
+	for line := range strings.Lines(out) {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "customresourcedefinition.apiextensions.k8s.io/"); ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("kubectl apply -f %s applied no CustomResourceDefinition: %s", dir, strings.TrimSpace(out))
+	}
+	client, err := apiextensionsclientset.NewForConfig(api.ClientConfig())
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := waitEstablished(ctx, client, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitEstablished polls the CRD name until its Established condition is True.
+func waitEstablished(ctx context.Context, client apiextensionsclientset.Interface, name string) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established {
+				last = fmt.Sprintf("Established=%s: %s", c.Status, c.Message)
+				return c.Status == apiextensionsv1.ConditionTrue, nil
+			}
+		}
+		last = "no Established condition yet"
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for CustomResourceDefinition %s to be established (%s): %w", name, last, err)
+	}
+	return nil
 }
 
 // Stop stops the garbage collector, the API server and etcd, in that order.
