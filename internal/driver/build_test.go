@@ -1255,7 +1255,11 @@ func TestHadoopAndSparkConfigMaps(t *testing.T) {
 	assert.Equal(t, "minio:9000", sparkProps(t, objs)["spark.hadoop.fs.s3a.endpoint"])
 	tmpl := executorTemplatePod(t, objs)
 	assert.NotNil(t, findVolume(tmpl.Spec.Volumes, "hadoop-configmap-volume"))
-	assert.Equal(t, "/etc/hadoop/conf", envValue(t, namedContainer(t, tmpl, ExecutorContainerName), "HADOOP_CONF_DIR"))
+	execCtr := namedContainer(t, tmpl, ExecutorContainerName)
+	assert.Equal(t, "/etc/hadoop/conf", envValue(t, execCtr, "HADOOP_CONF_DIR"))
+	assert.Equal(t, "/etc/spark/conf", findMount(execCtr.VolumeMounts, "spark-configmap-volume").MountPath)
+	assert.Equal(t, "/etc/spark/conf", envValue(t, execCtr, "SPARK_CONF_DIR"), "executors read the user's Spark configuration too")
+	assert.Equal(t, 1, envCount(execCtr.Env, "SPARK_CONF_DIR"))
 }
 
 // mutateDecode reads a customization annotation exactly as the webhook does.
@@ -1311,4 +1315,15 @@ func TestMetacontrollerSelectorLabelNotCopied(t *testing.T) {
 	assert.NotContains(t, props, "spark.kubernetes.executor.label.controller-uid")
 	assert.NotContains(t, props, "spark.kubernetes.driver.label.controller-uid")
 	assert.Equal(t, "analytics", props["spark.kubernetes.executor.label.team"])
+}
+
+// An empty gpu: {} asks for nothing: both CRDs accept it, and the Kubeflow operator ignores it.
+func TestEmptyGPUIsIgnored(t *testing.T) {
+	plain := build(t, newApp(), Options{})
+	empty := build(t, newApp(func(a *v1beta2.SparkApplication) {
+		a.Spec.Driver.GPU = &v1beta2.GPUSpec{}
+		a.Spec.Executor.GPU = &v1beta2.GPUSpec{}
+	}), Options{})
+	assert.Equal(t, driverContainer(t, plain).Resources, driverContainer(t, empty).Resources)
+	assert.Equal(t, executorTemplatePod(t, plain), executorTemplatePod(t, empty))
 }

@@ -57,7 +57,7 @@ func (b *builder) customization(r roleSpec) *mutate.Customization {
 		HostNetwork:                   ps.HostNetwork != nil && *ps.HostNetwork,
 		ShareProcessNamespace:         ps.ShareProcessNamespace != nil && *ps.ShareProcessNamespace,
 	}
-	if ps.GPU != nil {
+	if ps.GPU.Requested() {
 		c.GPU = &mutate.GPUSpec{Name: ps.GPU.Name, Quantity: ps.GPU.Quantity}
 	}
 	if r.priorityClassName != nil {
@@ -81,6 +81,11 @@ func (b *builder) customization(r roleSpec) *mutate.Customization {
 	if cm := b.spec.SparkConfigMap; cm != nil && *cm != "" {
 		c.Volumes = append(c.Volumes, configMapVolume("spark-configmap-volume", *cm))
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "spark-configmap-volume", MountPath: userSparkConfDir, ReadOnly: true})
+		if r.role == RoleExecutor {
+			// The driver's SPARK_CONF_DIR is set with its properties file (confVolume); the
+			// executors read their log4j2.properties and the like from the same place.
+			c.Env = appendEnv(c.Env, corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: userSparkConfDir})
+		}
 	}
 	for _, cm := range ps.ConfigMaps {
 		name := configMapVolumeName(cm.Name)

@@ -561,6 +561,12 @@ type GPUSpec struct {
 	Quantity int64 `json:"quantity"`
 }
 
+// Requested reports whether g asks for anything: an empty gpu: {}, which both CRDs accept, asks
+// for nothing and is ignored, as the Kubeflow operator ignores it.
+func (g *GPUSpec) Requested() bool {
+	return g != nil && (g.Name != "" || g.Quantity != 0)
+}
+
 // MonitoringSpec configures Spark metrics.
 type MonitoringSpec struct {
 	// ExposeDriverMetrics exports the driver's metrics through the Prometheus JMX exporter.

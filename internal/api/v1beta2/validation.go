@@ -329,7 +329,7 @@ func (v *specValidator) role(p *field.Path, role string, ps *SparkPodSpec) {
 	if ps.CoreLimit != nil {
 		v.add(cpuQuantity(p.Child("coreLimit"), *ps.CoreLimit)...)
 	}
-	if ps.GPU != nil {
+	if ps.GPU.Requested() {
 		gp := p.Child("gpu")
 		if ps.GPU.Name == "" {
 			v.add(field.Required(gp.Child("name"), "the extended resource name, for example nvidia.com/gpu"))

@@ -254,8 +254,11 @@ func TestValidateSparkApplication(t *testing.T) {
 		}, nil},
 		{"zero executor instances", func(a *SparkApplication) { a.Spec.Executor.Instances = ptr.To[int32](0) },
 			[]wantErr{{field.ErrorTypeInvalid, "spec.executor.instances", "enable spec.dynamicAllocation"}}},
-		{"GPU without a name or count", func(a *SparkApplication) { a.Spec.Executor.GPU = &GPUSpec{} }, []wantErr{
-			{field.ErrorTypeRequired, "spec.executor.gpu.name", "nvidia.com/gpu"},
+		{"empty GPU, ignored as Kubeflow ignores it", func(a *SparkApplication) { a.Spec.Executor.GPU = &GPUSpec{} }, nil},
+		{"GPU count without a name", func(a *SparkApplication) { a.Spec.Driver.GPU = &GPUSpec{Quantity: 1} }, []wantErr{
+			{field.ErrorTypeRequired, "spec.driver.gpu.name", "nvidia.com/gpu"},
+		}},
+		{"GPU name without a count", func(a *SparkApplication) { a.Spec.Executor.GPU = &GPUSpec{Name: "nvidia.com/gpu"} }, []wantErr{
 			{field.ErrorTypeInvalid, "spec.executor.gpu.quantity", "must be > 0"},
 		}},
 		{"GPU with a bad name", func(a *SparkApplication) { a.Spec.Executor.GPU = &GPUSpec{Name: "nvidia.com/gpu!", Quantity: 1} },
