@@ -51,6 +51,7 @@ memload:
 	$(GO) run ./hack/memload
 
 ## e2e: end-to-end tests: the built server, driven by a Metacontroller-contract test controller,
-## against an in-process API server (embedded etcd, the CRDs, core/v1) with kubectl as the user
+## against an in-process API server (embedded etcd, the CRDs, core/v1) with kubectl as the user;
+## the tests, the API server and the server binary all run under the race detector
 e2e:
-	$(GO) test -tags e2e -count=1 -timeout 15m ./test/e2e/...
+	$(GO) test -race -tags e2e -count=1 -timeout 15m ./test/e2e/...

@@ -71,17 +71,24 @@ func runMain(m *testing.M) int {
 	defer logFile.Close()
 	harness.RedirectLogs(logFile)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	// SPARKHOOKS_E2E_BINARY runs a prebuilt binary (a release, say) instead of building this tree.
 	binary := os.Getenv("SPARKHOOKS_E2E_BINARY")
 	if binary == "" {
 		binary = filepath.Join(dir, "sparkhooks")
-		if out, err := exec.CommandContext(ctx, "go", "build", "-o", binary, repoRoot+"/cmd/sparkhooks").CombinedOutput(); err != nil {
+		// Under go test -race the server is built with the race detector too: the hooks
+		// answering concurrent calls are what the suite should check for races most. The
+		// build is bounded by go test's -timeout only, as a cold race build takes minutes.
+		args := []string{"build", "-o", binary}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		if out, err := exec.Command("go", append(args, repoRoot+"/cmd/sparkhooks")...).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: building sparkhooks: %v\n%s", err, out)
 			return 1
 		}
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	env, err := harness.StartEnv(ctx, harness.EnvOptions{
 		Dir:         dir,
 		CRDDir:      filepath.Join(repoRoot, "crds"),
@@ -98,10 +105,13 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: starting sparkhooks:", err)
 		return 1
 	}
-	defer hooks.Stop()
 	shared.env, shared.hooks = env, hooks
 
 	code := m.Run()
+	if err := hooks.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: stopping sparkhooks:", err)
+		code = 1
+	}
 	if code != 0 {
 		printTail(filepath.Join(dir, "sparkhooks.log"), 40)
 		if !keep {

@@ -58,7 +58,7 @@ func startHookServerOnce(ctx context.Context, binary, logPath string, extraArgs 
 	s := &HookServer{URL: "http://" + addr, cmd: cmd, done: make(chan error, 1)}
 	go func() { s.done <- cmd.Wait() }()
 	if err := s.waitReady(ctx); err != nil {
-		s.Stop()
+		_ = s.Stop()
 		return nil, err
 	}
 	return s, nil
@@ -88,17 +88,23 @@ func (s *HookServer) waitReady(ctx context.Context) error {
 	return errors.New("sparkhooks did not become ready within 30s")
 }
 
-// Stop asks the server to shut down and kills it if it does not within 10s.
-func (s *HookServer) Stop() {
+// Stop asks the server to shut down, kills it if it does not within 10s, and returns an error
+// unless it exited cleanly: a binary built with -race exits with status 66 when it saw a data race.
+func (s *HookServer) Stop() error {
 	if s.cmd.Process == nil {
-		return
+		return nil
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-s.done:
 		s.done <- err
+		if err != nil {
+			return fmt.Errorf("sparkhooks exited: %w", err)
+		}
+		return nil
 	case <-time.After(10 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-s.done
+		s.done <- <-s.done
+		return errors.New("sparkhooks did not stop within 10s of SIGTERM and was killed")
 	}
 }
