@@ -1,0 +1,116 @@
+package validate
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/schedule"
+	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+)
+
+// TestWebhookAgreesWithHooks feeds every object of the golden reviews and of examples/ to the
+// webhook (as a CREATE) and to the sync hook that will own it (as a new parent), and requires
+// the same verdict: the webhook refuses as invalid exactly what the hook reports as failing
+// validation, and refuses as unreadable exactly what the hook cannot decode.
+func TestWebhookAgreesWithHooks(t *testing.T) {
+	objects := map[string]json.RawMessage{}
+	for _, c := range loadGoldenCases(t) {
+		var review struct {
+			Request *struct {
+				Object json.RawMessage `json:"object"`
+			} `json:"request"`
+		}
+		require.NoError(t, json.Unmarshal(c.body, &review))
+		if review.Request != nil && !isNull(review.Request.Object) {
+			objects[c.name] = review.Request.Object
+		}
+	}
+	for _, pattern := range []string{"../../examples/*.yaml", "../../examples/testdata/*.yaml"} {
+		files, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			obj, err := yaml.YAMLToJSON(data)
+			require.NoError(t, err, f)
+			objects[f] = obj
+		}
+	}
+	kinds := map[string]Kind{}
+	for _, k := range Kinds() {
+		kinds[k.Kind] = k
+	}
+	require.Greater(t, len(objects), 30)
+
+	var refused, allowed int
+	for name, raw := range objects {
+		t.Run(name, func(t *testing.T) {
+			raw := asStored(t, raw)
+			var tm metav1.TypeMeta
+			require.NoError(t, json.Unmarshal(raw, &tm))
+			kind, ok := kinds[tm.Kind]
+			require.True(t, ok, "no webhook for kind %q", tm.Kind)
+			req := &request{
+				UID: "agree", Kind: metav1.GroupVersionKind{Group: v1beta2.GroupName, Version: "v1beta2", Kind: kind.Kind},
+				Resource:  metav1.GroupVersionResource{Group: v1beta2.GroupName, Version: "v1beta2", Resource: kind.Resource},
+				Namespace: "spark-jobs", Operation: admissionv1.Create, Object: raw,
+			}
+			resp, outcome := decide(req, kind, goldenNow)
+
+			sync := &metacontroller.SyncRequest{Parent: raw}
+			var hookInvalid bool
+			var hookErr error
+			switch kind.Kind {
+			case v1beta2.KindSparkApplication:
+				var d sparkapp.Decision
+				_, d, hookErr = sparkapp.Sync(sync, goldenNow, sparkapp.Config{})
+				hookInvalid = d.ValidationFailed
+			case v1beta2.KindScheduledSparkApplication:
+				var r schedule.Result
+				_, r, hookErr = schedule.Sync(sync, goldenNow, schedule.Config{})
+				hookInvalid = r.ValidationFailed
+			}
+			assert.Equal(t, outcome.Refusal == RefusalBadRequest, hookErr != nil, "webhook: %+v; hook error: %v", resp.Result, hookErr)
+			assert.Equal(t, outcome.Refusal == RefusalInvalid, hookInvalid, "webhook: %+v", resp.Result)
+			if resp.Allowed {
+				allowed++
+			} else {
+				refused++
+			}
+		})
+	}
+	assert.Positive(t, allowed, "the table must hold valid objects")
+	assert.Greater(t, refused, 10, "the table must hold invalid objects")
+}
+
+// asStored gives an object what the API server adds before the hook sees it: a namespace and
+// a uid.
+func asStored(t *testing.T, raw json.RawMessage) json.RawMessage {
+	t.Helper()
+	var obj map[string]any
+	require.NoError(t, json.Unmarshal(raw, &obj))
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		obj["metadata"] = meta
+	}
+	if meta["namespace"] == nil {
+		meta["namespace"] = "spark-jobs"
+	}
+	if meta["uid"] == nil {
+		meta["uid"] = "6e5d4c3b-2a19-4807-b6f5-e4d3c2b1a090"
+	}
+	out, err := json.Marshal(obj)
+	require.NoError(t, err)
+	return out
+}
