@@ -77,7 +77,9 @@ func (a *sparkApplication) validate(time.Time) field.ErrorList {
 	return v1beta2.ValidateSparkApplication(&a.SparkApplication)
 }
 
-type scheduledSparkApplication struct{ v1beta2.ScheduledSparkApplication }
+type scheduledSparkApplication struct {
+	v1beta2.ScheduledSparkApplication
+}
 
 func (s *scheduledSparkApplication) spec() any { return &s.Spec }
 
