@@ -1327,3 +1327,36 @@ func TestEmptyGPUIsIgnored(t *testing.T) {
 	assert.Equal(t, driverContainer(t, plain).Resources, driverContainer(t, empty).Resources)
 	assert.Equal(t, executorTemplatePod(t, plain), executorTemplatePod(t, empty))
 }
+
+// Owner references written in the templates are kept; the executor template also names the
+// SparkApplication as a plain owner (Kubeflow does the same, for Kueue), once.
+func TestTemplateOwnerReferences(t *testing.T) {
+	theirs := metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Workload", Name: "w", UID: "workload-uid"}
+	app := metav1.OwnerReference{APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: testAppName, UID: "3f7b1c2e-uid"}
+	tests := []struct {
+		name         string
+		template     []metav1.OwnerReference
+		wantDriver   []metav1.OwnerReference
+		wantExecutor []metav1.OwnerReference
+	}{
+		{"no template", nil, nil, []metav1.OwnerReference{app}},
+		{"the user's own", []metav1.OwnerReference{theirs}, []metav1.OwnerReference{theirs}, []metav1.OwnerReference{theirs, app}},
+		{"the application already named", []metav1.OwnerReference{app}, []metav1.OwnerReference{app}, []metav1.OwnerReference{app}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := build(t, newApp(func(a *v1beta2.SparkApplication) {
+				if tt.template == nil {
+					return
+				}
+				meta := metav1.ObjectMeta{OwnerReferences: tt.template}
+				a.Spec.Driver.Template = &corev1.PodTemplateSpec{ObjectMeta: meta}
+				a.Spec.Executor.Template = &corev1.PodTemplateSpec{ObjectMeta: *meta.DeepCopy()}
+			}), Options{})
+			assert.Equal(t, tt.wantDriver, objs.DriverPod.OwnerReferences)
+			assert.Equal(t, tt.wantExecutor, executorTemplatePod(t, objs).OwnerReferences)
+		})
+	}
+	noUID := build(t, newApp(func(a *v1beta2.SparkApplication) { a.UID = "" }), Options{})
+	assert.Empty(t, executorTemplatePod(t, noUID).OwnerReferences, "a reference without a uid would be refused")
+}

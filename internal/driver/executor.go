@@ -44,6 +44,7 @@ func (b *builder) executorTemplate() error {
 		pod.ObjectMeta = *t.ObjectMeta.DeepCopy()
 		pod.Spec = *t.Spec.DeepCopy()
 	}
+	pod.OwnerReferences = b.withApplicationOwner(pod.OwnerReferences)
 	// The label only steers the merge to the Spark container; Spark sets the real one.
 	labels := pod.Labels
 	pod.Labels = map[string]string{LabelSparkRole: RoleExecutor}
@@ -96,4 +97,26 @@ func isEmptyCustomization(c *mutate.Customization) bool {
 	}
 	none, _ := json.Marshal(&mutate.Customization{Version: c.Version})
 	return string(data) == string(none)
+}
+
+// withApplicationOwner adds the SparkApplication to an executor template's owner references, as
+// a plain (non-controller) owner: Spark makes the driver Pod each executor's controller, and the
+// extra reference lets controllers such as Kueue find the application an executor belongs to.
+// Nothing is added without a uid (a reference without one is refused) or when it is there.
+func (b *builder) withApplicationOwner(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	if b.app.UID == "" {
+		return refs
+	}
+	owner := metav1.OwnerReference{
+		APIVersion: v1beta2.GroupVersion.String(),
+		Kind:       v1beta2.KindSparkApplication,
+		Name:       b.app.Name,
+		UID:        b.app.UID,
+	}
+	for _, ref := range refs {
+		if ref.UID == owner.UID {
+			return refs
+		}
+	}
+	return append(refs, owner)
 }

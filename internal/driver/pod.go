@@ -64,6 +64,9 @@ func (b *builder) driverPod() error {
 		Namespace:   b.namespace(),
 		Labels:      pod.Labels,
 		Annotations: pod.Annotations,
+		// The user's own references are kept; Metacontroller adds the SparkApplication as the
+		// controller when it creates the Pod.
+		OwnerReferences: pod.OwnerReferences,
 	}
 	d := &driverPodBuild{builder: b, pod: pod, spark: ensureSparkContainer(pod, DriverContainerName)}
 	ctr := d.container()

@@ -425,6 +425,17 @@ func (v *specValidator) role(p *field.Path, role string, ps *SparkPodSpec) {
 		v.add(field.Forbidden(p.Child("template"), fmt.Sprintf(
 			"Pod templates need Spark 3.0.0 or later, and spec.sparkVersion is %s", v.spec.SparkVersion)))
 	}
+	if ps.Template != nil {
+		// A Pod has one controller: the SparkApplication is the driver's (Metacontroller sets
+		// it), the driver Pod each executor's (Spark sets it). A second would make the API
+		// server refuse every Pod.
+		for i, ref := range ps.Template.OwnerReferences {
+			if ref.Controller != nil && *ref.Controller {
+				v.add(field.Forbidden(p.Child("template", "metadata", "ownerReferences").Index(i).Child("controller"),
+					"must not be true: the "+role+" Pod's controller is set by sparkhooks and Spark; other owner references are kept"))
+			}
+		}
+	}
 }
 
 func (v *specValidator) driver() {

@@ -254,6 +254,12 @@ func TestValidateSparkApplication(t *testing.T) {
 		}, nil},
 		{"zero executor instances", func(a *SparkApplication) { a.Spec.Executor.Instances = ptr.To[int32](0) },
 			[]wantErr{{field.ErrorTypeInvalid, "spec.executor.instances", "enable spec.dynamicAllocation"}}},
+		{"controller owner reference in a template", func(a *SparkApplication) {
+			a.Spec.Executor.Template = &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{
+				{APIVersion: "v1", Kind: "ConfigMap", Name: "keep", UID: "u1"},
+				{APIVersion: "v1", Kind: "ConfigMap", Name: "ctl", UID: "u2", Controller: ptr.To(true)},
+			}}}
+		}, []wantErr{{field.ErrorTypeForbidden, "spec.executor.template.metadata.ownerReferences[1].controller", "must not be true"}}},
 		{"empty GPU, ignored as Kubeflow ignores it", func(a *SparkApplication) { a.Spec.Executor.GPU = &GPUSpec{} }, nil},
 		{"GPU count without a name", func(a *SparkApplication) { a.Spec.Driver.GPU = &GPUSpec{Quantity: 1} }, []wantErr{
 			{field.ErrorTypeRequired, "spec.driver.gpu.name", "nvidia.com/gpu"},
