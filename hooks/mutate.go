@@ -2,8 +2,6 @@ package hooks
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -23,18 +21,8 @@ func NewMutateHandler(policy mutate.PolicySource, logger *slog.Logger, onMutatio
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			writeError(w, http.StatusMethodNotAllowed, "method not allowed")
-			return
-		}
-		body, err := readBody(r)
-		if err != nil {
-			var maxErr *http.MaxBytesError
-			if errors.As(err, &maxErr) {
-				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the %d-byte limit (see --max-body-bytes)", maxErr.Limit))
-				return
-			}
-			writeError(w, http.StatusBadRequest, "read request body: "+err.Error())
+		body, ok := readReview(w, r)
+		if !ok {
 			return
 		}
 		out, outcome, err := mutate.Review(body, policy.Policy())

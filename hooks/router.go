@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
+	"github.com/sparkhooks/sparkhooks/internal/validate"
 )
 
 // DefaultMaxBodyBytes bounds request bodies. A sync request for an application with a thousand
@@ -55,8 +56,8 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// NewRouter returns the plain HTTP handler: hooks, probes, metrics, and the admission webhook for
-// local use without certificates.
+// NewRouter returns the plain HTTP handler: hooks, probes, metrics, and the admission webhooks
+// for local use without certificates.
 func NewRouter(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	r := newBaseRouter(cfg)
@@ -82,18 +83,33 @@ func NewRouter(cfg Config) http.Handler {
 		if cfg.Mutate != nil {
 			r.Method(http.MethodPost, MutatePath, cfg.Mutate)
 		}
+		registerValidate(r, cfg)
 	})
 	return r
 }
 
-// NewWebhookRouter returns the handler for the TLS listener the API server calls.
+// NewWebhookRouter returns the handler for the TLS listener the API server calls: the admission
+// webhooks and the probes.
 func NewWebhookRouter(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	r := newBaseRouter(cfg)
-	if cfg.Mutate != nil {
-		r.With(admitBody(cfg.MaxBodyBytes, cfg.Inflight, cfg.Metrics)).Method(http.MethodPost, MutatePath, cfg.Mutate)
-	}
+	r.Group(func(r chi.Router) {
+		r.Use(admitBody(cfg.MaxBodyBytes, cfg.Inflight, cfg.Metrics))
+		if cfg.Mutate != nil {
+			r.Method(http.MethodPost, MutatePath, cfg.Mutate)
+		}
+		registerValidate(r, cfg)
+	})
 	return r
+}
+
+// registerValidate adds the validating webhook of every kind package validate knows. They need
+// nothing but the clock, so they are always served; the registration decides whether the API
+// server calls them.
+func registerValidate(r chi.Router, cfg Config) {
+	for _, kind := range validate.Kinds() {
+		r.Method(http.MethodPost, ValidatePath(kind.Kind), newValidateHandler(kind, cfg.Now, cfg.Metrics, cfg.Logger))
+	}
 }
 
 func newBaseRouter(cfg Config) chi.Router {

@@ -15,7 +15,7 @@ const (
 
 // Routes lists the paths the plain HTTP listener registers.
 func Routes() []string {
-	return []string{
+	return append(validatePaths(),
 		SparkApplicationSyncPath,
 		SparkApplicationFinalizePath,
 		SparkApplicationCustomizePath,
@@ -24,10 +24,10 @@ func Routes() []string {
 		HealthzPath,
 		ReadyzPath,
 		MetricsPath,
-	}
+	)
 }
 
-// WebhookRoutes lists the paths the TLS listener registers: the admission webhook and the probes.
+// WebhookRoutes lists the paths the TLS listener registers: the admission webhooks and the probes.
 func WebhookRoutes() []string {
-	return []string{MutatePath, HealthzPath, ReadyzPath}
+	return append(validatePaths(), MutatePath, HealthzPath, ReadyzPath)
 }

@@ -20,6 +20,7 @@ type Metrics struct {
 	Mutations           *prometheus.CounterVec
 	AdmissionDenials    *prometheus.CounterVec
 	ValidationFailures  *prometheus.CounterVec
+	ValidationRefusals  *prometheus.CounterVec
 	InflightBytes       prometheus.Gauge
 	InflightRejections  *prometheus.CounterVec
 }
@@ -71,6 +72,10 @@ func New() *Metrics {
 			Name: "sparkhooks_validation_failures_total",
 			Help: "Parents whose spec failed validation, by kind.",
 		}, []string{"kind"}),
+		ValidationRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sparkhooks_validation_refusals_total",
+			Help: "Objects the validating admission webhook refused, by kind and reason (invalid: the spec failed validation; bad_request: the request could not be validated).",
+		}, []string{"kind", "reason"}),
 		InflightBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sparkhooks_inflight_bytes",
 			Help: "Request-body bytes reserved by requests being read or decided, out of the --max-inflight-bytes budget.",
@@ -84,7 +89,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.HTTPRequestDuration, m.HookDuration, m.HookRefusals, m.SyncTransitions, m.Submissions,
-		m.Restarts, m.Mutations, m.AdmissionDenials, m.ValidationFailures, m.InflightBytes,
+		m.Restarts, m.Mutations, m.AdmissionDenials, m.ValidationFailures, m.ValidationRefusals, m.InflightBytes,
 		m.InflightRejections,
 	)
 	return m
