@@ -92,6 +92,9 @@ func Build(app *v1beta2.SparkApplication, sub Submission, opts Options) (*Object
 		return nil, wrapBuildError("ui", err)
 	}
 	b.monitoring()
+	if err := b.yunikorn(); err != nil {
+		return nil, wrapBuildError("yunikorn", err)
+	}
 	if err := b.volcano(); err != nil {
 		return nil, wrapBuildError("volcano", err)
 	}
