@@ -55,6 +55,7 @@ type manifest struct {
 	secrets              []*corev1.Secret
 	pdbs                 []*policyv1.PodDisruptionBudget
 	webhooks             []*admissionregistrationv1.MutatingWebhookConfiguration
+	validatingWebhooks   []*admissionregistrationv1.ValidatingWebhookConfiguration
 	roles                []*rbacv1.Role
 	roleBindings         []*rbacv1.RoleBinding
 	clusterRoles         []*rbacv1.ClusterRole
@@ -160,6 +161,8 @@ func (m *manifest) add(doc []byte) error {
 		m.pdbs = append(m.pdbs, o)
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		m.webhooks = append(m.webhooks, o)
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		m.validatingWebhooks = append(m.validatingWebhooks, o)
 	case *rbacv1.Role:
 		m.roles = append(m.roles, o)
 	case *rbacv1.RoleBinding:
@@ -203,7 +206,7 @@ func (m *manifest) addUnstructured(tm metav1.TypeMeta, doc []byte) error {
 // count is the number of objects decoded.
 func (m *manifest) count() int {
 	return len(m.deployments) + len(m.services) + len(m.serviceAccounts) + len(m.configMaps) +
-		len(m.secrets) + len(m.pdbs) + len(m.webhooks) + len(m.roles) + len(m.roleBindings) +
+		len(m.secrets) + len(m.pdbs) + len(m.webhooks) + len(m.validatingWebhooks) + len(m.roles) + len(m.roleBindings) +
 		len(m.clusterRoles) + len(m.clusterRoleBindings) + len(m.networkPolicies) +
 		len(m.compositeControllers) + len(m.certificates) + len(m.issuers) + len(m.serviceMonitors)
 }

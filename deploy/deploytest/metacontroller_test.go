@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/hooks"
+	"github.com/sparkhooks/sparkhooks/internal/validate"
 )
 
 // compositeController mirrors Metacontroller's metacontroller.k8s.io/v1alpha1 CompositeController
@@ -205,6 +206,50 @@ func checkPodWebhook(t *testing.T, mwc *admissionregistrationv1.MutatingWebhookC
 	return w
 }
 
+// checkValidatingWebhooks checks the registration of the validating webhook: one webhook per
+// kind package validate knows, each on its route of the TLS listener, for CREATE and UPDATE of
+// its resource in jobNamespaces (every namespace when empty). The caller checks where
+// clientConfig points and the CA.
+func checkValidatingWebhooks(t *testing.T, vwc *admissionregistrationv1.ValidatingWebhookConfiguration, jobNamespaces []string) {
+	t.Helper()
+	kinds := validate.Kinds()
+	require.Len(t, vwc.Webhooks, len(kinds), "%s: one webhook per validated kind", vwc.Name)
+	for i, kind := range kinds {
+		w := &vwc.Webhooks[i]
+		assert.Equal(t, kind.Resource+".sparkhooks.sparkoperator.k8s.io", w.Name)
+		assert.Equal(t, []string{"v1"}, w.AdmissionReviewVersions, w.Name)
+		require.NotNil(t, w.SideEffects, w.Name)
+		assert.Equal(t, admissionregistrationv1.SideEffectClassNone, *w.SideEffects, w.Name)
+		assert.Nil(t, w.ClientConfig.URL, "%s: the webhook is reached through its Service", w.Name)
+		require.NotNil(t, w.ClientConfig.Service, w.Name)
+		require.NotNil(t, w.ClientConfig.Service.Path, w.Name)
+		assert.Equal(t, hooks.ValidatePath(kind.Kind), *w.ClientConfig.Service.Path, w.Name)
+		assert.Contains(t, hooks.WebhookRoutes(), *w.ClientConfig.Service.Path, "%s: the TLS listener must serve the path", w.Name)
+		assert.Equal(t, []admissionregistrationv1.RuleWithOperations{{
+			// Not DELETE, and not the status subresource: neither is ever refused.
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+			Rule: admissionregistrationv1.Rule{
+				APIGroups: []string{kind.GroupVersion.Group}, APIVersions: []string{kind.GroupVersion.Version}, Resources: []string{kind.Resource},
+				Scope: ptr(admissionregistrationv1.NamespacedScope),
+			},
+		}}, w.Rules, w.Name)
+		assert.Nil(t, w.ObjectSelector, w.Name)
+		if len(jobNamespaces) == 0 {
+			assert.Nil(t, w.NamespaceSelector, w.Name)
+		} else {
+			assert.Equal(t, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+				Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: jobNamespaces,
+			}}}, w.NamespaceSelector, "%s: scoped to the job namespaces", w.Name)
+		}
+		require.NotNil(t, w.FailurePolicy, w.Name)
+		assert.Equal(t, admissionregistrationv1.Ignore, *w.FailurePolicy, "%s: the hooks validate again, so an outage must not block users", w.Name)
+		require.NotNil(t, w.TimeoutSeconds, "%s: the API server's default is 10 s", w.Name)
+		assert.LessOrEqual(t, *w.TimeoutSeconds, int32(3), w.Name)
+		require.NotNil(t, w.MatchPolicy, w.Name)
+		assert.Equal(t, admissionregistrationv1.Equivalent, *w.MatchPolicy, w.Name)
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func mustParseURL(t *testing.T, raw string) *url.URL {
@@ -233,7 +278,8 @@ func staticRegistrations(t *testing.T) (base, volcano *manifest) {
 		m := loadManifest(t, f)
 		base.compositeControllers = append(base.compositeControllers, m.compositeControllers...)
 		base.webhooks = append(base.webhooks, m.webhooks...)
-		assert.Equal(t, len(m.compositeControllers)+len(m.webhooks), m.count(), "%s: only registrations belong in metacontroller/", f)
+		base.validatingWebhooks = append(base.validatingWebhooks, m.validatingWebhooks...)
+		assert.Equal(t, len(m.compositeControllers)+len(m.webhooks)+len(m.validatingWebhooks), m.count(), "%s: only registrations belong in metacontroller/", f)
 	}
 	volcano = loadManifest(t, filepath.Join(dir, "volcano", "sparkapplication-controller.yaml"))
 	return base, volcano
@@ -267,6 +313,17 @@ func TestStaticRegistrations(t *testing.T) {
 	assert.Equal(t, int32(443), *w.ClientConfig.Service.Port)
 	assert.Empty(t, w.ClientConfig.CABundle, "cert-manager injects the CA")
 	assert.Equal(t, "sparkhooks/sparkhooks-webhook", mwc.Annotations["cert-manager.io/inject-ca-from"])
+
+	require.Len(t, base.validatingWebhooks, 1)
+	vwc := base.validatingWebhooks[0]
+	checkValidatingWebhooks(t, vwc, []string{"default"})
+	for _, v := range vwc.Webhooks {
+		// The same Service, port and certificate as the pod-mutation webhook.
+		want := w.ClientConfig.DeepCopy()
+		want.Service.Path = v.ClientConfig.Service.Path
+		assert.Equal(t, want, &v.ClientConfig, v.Name)
+	}
+	assert.Equal(t, mwc.Annotations, vwc.Annotations)
 }
 
 func TestDecodeManifestRefusesUnknownFieldsAndKinds(t *testing.T) {

@@ -97,6 +97,7 @@ func TestRenderedChart(t *testing.T) {
 			c.podDisruptionBudget()
 			c.controllers(staticBase, staticVolcano)
 			c.webhook(staticBase)
+			c.validatingWebhook(staticBase)
 			c.policy()
 			c.sparkRBAC()
 			c.serviceMonitor()
@@ -375,6 +376,29 @@ func (c *renderedChart) webhook(staticBase *manifest) {
 	require.True(t, roots.AppendCertsFromPEM(w.ClientConfig.CABundle), "caBundle holds no PEM certificate")
 	_, err = leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: serviceDNS, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 	assert.NoError(t, err, "the API server could not verify the webhook's certificate")
+}
+
+// validatingWebhook checks the validating webhook against metacontroller/validating-webhook.yaml
+// and the pod-mutation webhook, whose Service, certificate and CA it shares.
+func (c *renderedChart) validatingWebhook(staticBase *manifest) {
+	t := c.t
+	require.Len(t, c.m.validatingWebhooks, 1)
+	vwc := c.m.validatingWebhooks[0]
+	checkValidatingWebhooks(t, vwc, c.r.jobNamespaces)
+	mwc := c.m.webhooks[0]
+	assert.Equal(t, mwc.Annotations, vwc.Annotations, "the same cert-manager CA injection")
+	want := staticBase.validatingWebhooks[0].DeepCopy()
+	for i := range vwc.Webhooks {
+		got := &vwc.Webhooks[i]
+		wantConfig := mwc.Webhooks[0].ClientConfig.DeepCopy()
+		wantConfig.Service.Path = got.ClientConfig.Service.Path
+		assert.Equal(t, wantConfig, &got.ClientConfig, "%s: the pod-mutation webhook's Service and CA", got.Name)
+
+		// The same registration as the static file, where clientConfig and the namespaces differ.
+		w := &want.Webhooks[i]
+		w.ClientConfig, w.NamespaceSelector = got.ClientConfig, got.NamespaceSelector
+		assert.Equal(t, w, got)
+	}
 }
 
 func (c *renderedChart) policy() {
