@@ -27,6 +27,10 @@ func addDecisionFlags(f *envDefault, o *decisionOptions) {
 		"URL of the Spark UI Ingress of every application, with {{$appName}} and {{$appNamespace}} (empty: no Ingress unless the spec asks)")
 	f.string(&o.spark.Driver.IngressClassName, "ingress-class-name", "SPARKHOOKS_INGRESS_CLASS_NAME", def.Driver.IngressClassName,
 		"ingressClassName of the Spark UI Ingresses")
+	f.jsonValue(&o.spark.Driver.IngressAnnotations, "ingress-annotations", "SPARKHOOKS_INGRESS_ANNOTATIONS",
+		`annotations of every Ingress, as a JSON object, e.g. {"cert-manager.io/cluster-issuer":"letsencrypt"}; an application's own non-empty ingressAnnotations replace them`)
+	f.jsonValue(&o.spark.Driver.IngressTLS, "ingress-tls", "SPARKHOOKS_INGRESS_TLS",
+		`TLS of every Ingress, as a JSON array of networking/v1 IngressTLS, e.g. [{"hosts":["*.spark.example.com"],"secretName":"spark-ui-tls"}]; an application's own non-empty ingressTLS replaces it`)
 	f.duration(&o.spark.SubmissionGrace, "submission-grace", "SPARKHOOKS_SUBMISSION_GRACE", def.SubmissionGrace,
 		"how long a submitted driver Pod may take to appear before the submission counts as failed")
 	f.duration(&o.spark.MissingDriverGrace, "missing-driver-grace", "SPARKHOOKS_MISSING_DRIVER_GRACE", def.MissingDriverGrace,

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -80,4 +82,22 @@ func (e *envDefault) integer(p *int, name, env string, def int, usage string) {
 		}
 	}
 	e.fs.IntVar(p, name, def, fmt.Sprintf("%s [%s]", usage, env))
+}
+
+// jsonValue decodes a JSON document into p, from the environment and then from the flag.
+func (e *envDefault) jsonValue(p any, name, env, usage string) {
+	decode := func(source, v string) error {
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(p); err != nil {
+			return fmt.Errorf("%s: not the JSON this setting takes: %w", source, err)
+		}
+		return nil
+	}
+	if v, ok := e.lookup(env); ok && v != "" {
+		if err := decode(env, v); err != nil {
+			e.errs = append(e.errs, err)
+		}
+	}
+	e.fs.Func(name, fmt.Sprintf("%s [%s]", usage, env), func(v string) error { return decode("--"+name, v) })
 }

@@ -61,6 +61,18 @@ func TestParseServeOptions(t *testing.T) {
 				assert.Equal(t, "debug", o.logLevel)
 			},
 		},
+		{
+			name: "ingress defaults as JSON, the flag over the environment",
+			env:  map[string]string{"SPARKHOOKS_INGRESS_ANNOTATIONS": `{"a":"1"}`},
+			args: []string{"--ingress-tls", `[{"hosts":["*.spark.example.com"],"secretName":"ui-tls"}]`},
+			want: func(t *testing.T, o serveOptions) {
+				assert.Equal(t, map[string]string{"a": "1"}, o.decisions.spark.Driver.IngressAnnotations)
+				require.Len(t, o.decisions.spark.Driver.IngressTLS, 1)
+				assert.Equal(t, "ui-tls", o.decisions.spark.Driver.IngressTLS[0].SecretName)
+			},
+		},
+		{name: "ingress annotations not an object", env: map[string]string{"SPARKHOOKS_INGRESS_ANNOTATIONS": `["a=1"]`}, wantErr: "SPARKHOOKS_INGRESS_ANNOTATIONS: not the JSON this setting takes"},
+		{name: "ingress TLS with an unknown field", args: []string{"--ingress-tls", `[{"host":"x"}]`}, wantErr: "--ingress-tls: not the JSON this setting takes"},
 		{name: "bad env number", env: map[string]string{"SPARKHOOKS_MAX_BODY_BYTES": "lots"}, wantErr: `SPARKHOOKS_MAX_BODY_BYTES="lots": not an integer`},
 		{name: "cert without key", args: []string{"--tls-cert-file", "c.pem"}, wantErr: "must be given together"},
 		{name: "zero body limit", args: []string{"--max-body-bytes", "0"}, wantErr: "--max-body-bytes must be > 0, got 0"},

@@ -3,6 +3,7 @@ package deploytest
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -55,6 +56,8 @@ type rendering struct {
 	ksm            string // namespace of the kube-state-metrics ConfigMap, "" when off
 	ksmRBAC        bool
 	jobNamespaces  []string
+	// ingressDefaults: the values set ui.ingressAnnotations and ui.ingressTLS.
+	ingressDefaults bool
 }
 
 var renderings = []rendering{
@@ -63,16 +66,17 @@ var renderings = []rendering{
 		jobNamespaces: []string{"default"},
 	},
 	{
-		file:           "all-features.yaml",
-		certManager:    true,
-		volcano:        true,
-		serviceMonitor: true,
-		networkPolicy:  true,
-		dashboards:     "monitoring",
-		ksm:            "monitoring",
-		ksmRBAC:        true,
-		goMemLimit:     "400MiB",
-		jobNamespaces:  []string{"spark-jobs", "analytics"},
+		file:            "all-features.yaml",
+		certManager:     true,
+		volcano:         true,
+		serviceMonitor:  true,
+		networkPolicy:   true,
+		dashboards:      "monitoring",
+		ksm:             "monitoring",
+		ksmRBAC:         true,
+		goMemLimit:      "400MiB",
+		ingressDefaults: true,
+		jobNamespaces:   []string{"spark-jobs", "analytics"},
 	},
 }
 
@@ -129,6 +133,25 @@ func (c *renderedChart) containerPort(name string) int32 {
 	}
 	c.t.Fatalf("container has no port named %q", name)
 	return 0
+}
+
+// ingressDefaultArgs checks that the Ingress defaults reach the server as the JSON its flags
+// take: an object of annotations and a list of IngressTLS.
+func (c *renderedChart) ingressDefaultArgs() {
+	t := c.t
+	ann, hasAnn := c.arg("ingress-annotations")
+	tls, hasTLS := c.arg("ingress-tls")
+	if !c.r.ingressDefaults {
+		assert.False(t, hasAnn || hasTLS, "no Ingress defaults unless the values set them")
+		return
+	}
+	var annotations map[string]string
+	require.NoError(t, json.Unmarshal([]byte(ann), &annotations), "--ingress-annotations")
+	assert.NotEmpty(t, annotations)
+	var tlsList []networkingv1.IngressTLS
+	require.NoError(t, json.Unmarshal([]byte(tls), &tlsList), "--ingress-tls")
+	require.NotEmpty(t, tlsList)
+	assert.NotEmpty(t, tlsList[0].SecretName)
 }
 
 // arg returns the value of --name=value in the container's arguments.
@@ -213,6 +236,7 @@ func (c *renderedChart) deployment() {
 	assert.Equal(t, fmt.Sprintf(":%d", httpContainerPort), addr)
 	tlsAddr, _ := c.arg("tls-addr")
 	assert.Equal(t, fmt.Sprintf(":%d", webhookContainerPort), tlsAddr)
+	c.ingressDefaultArgs()
 
 	// SIGTERM comes after the pre-stop pause; the server then drains for up to its shutdown timeout,
 	// and the kubelet kills it at the end of the grace period.

@@ -21,6 +21,12 @@ type Options struct {
 	IngressURLFormat string
 	// IngressClassName is the ingressClassName of every Ingress built.
 	IngressClassName string
+	// IngressAnnotations and IngressTLS are the defaults of every Ingress built (Kubeflow's
+	// --ingress-annotations and --ingress-tls). A spec that sets its own non-empty annotations
+	// or TLS replaces the default whole, as in Kubeflow: merging would leave a default
+	// annotation the user cannot remove.
+	IngressAnnotations map[string]string
+	IngressTLS         []networkingv1.IngressTLS
 	// PodGroups says that Volcano PodGroups may be built: the controller registration declares
 	// them as a child type (Metacontroller rejects a child of an undeclared type).
 	PodGroups bool

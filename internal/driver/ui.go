@@ -110,6 +110,13 @@ func (b *builder) ingress(name, format string, svc *corev1.Service, annotations 
 	if err != nil {
 		return nil, "", err
 	}
+	if len(annotations) == 0 {
+		annotations = b.opts.IngressAnnotations
+	}
+	if len(tls) == 0 {
+		tls = b.opts.IngressTLS
+	}
+	// A copy: the rewrite target below must not reach the spec or the shared defaults.
 	ann := copyMap(annotations)
 	path := strings.TrimSuffix(u.Path, "/")
 	rulePath := "/"

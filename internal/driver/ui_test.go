@@ -274,3 +274,58 @@ func TestDriverIngressOptionsLongName(t *testing.T) {
 	assert.Equal(t, objs.UIService.Name, objs.UIIngress.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name)
 	assert.Equal(t, name63+".example.com", objs.PortIngresses[0].Spec.Rules[0].Host)
 }
+
+// The operator's Ingress annotations and TLS are defaults: an application's own non-empty value
+// replaces the default whole, for the UI Ingress and each driverIngressOptions entry alike.
+func TestIngressDefaults(t *testing.T) {
+	defTLS := []networkingv1.IngressTLS{{Hosts: []string{"*.example.com"}, SecretName: "default-tls"}}
+	ownTLS := []networkingv1.IngressTLS{{Hosts: []string{"pi.example.com"}, SecretName: "own-tls"}}
+	opts := Options{
+		EnableUIService:    true,
+		IngressURLFormat:   "ui.example.com/{{$appName}}",
+		IngressAnnotations: map[string]string{"cert-manager.io/cluster-issuer": "corp"},
+		IngressTLS:         defTLS,
+	}
+	port := func(a *v1beta2.SparkApplication, ann map[string]string, tls []networkingv1.IngressTLS) {
+		a.Spec.DriverIngressOptions = []v1beta2.DriverIngressConfiguration{{
+			ServicePort: ptr.To[int32](8888), ServicePortName: ptr.To("connect"), IngressURLFormat: "{{$appName}}.example.com",
+			IngressAnnotations: ann, IngressTLS: tls,
+		}}
+	}
+	tests := []struct {
+		name        string
+		app         *v1beta2.SparkApplication
+		wantUIAnn   map[string]string
+		wantUITLS   []networkingv1.IngressTLS
+		wantPortAnn map[string]string
+		wantPortTLS []networkingv1.IngressTLS
+	}{
+		{"defaults", newApp(func(a *v1beta2.SparkApplication) { port(a, nil, nil) }),
+			map[string]string{"cert-manager.io/cluster-issuer": "corp", nginxRewriteTarget: "/$2"}, defTLS,
+			map[string]string{"cert-manager.io/cluster-issuer": "corp"}, defTLS},
+		{"the application's own, whole", newApp(func(a *v1beta2.SparkApplication) {
+			a.Spec.SparkUIOptions = &v1beta2.SparkUIConfiguration{IngressAnnotations: map[string]string{"own": "1"}, IngressTLS: ownTLS}
+			port(a, map[string]string{"port": "1"}, ownTLS)
+		}),
+			map[string]string{"own": "1", nginxRewriteTarget: "/$2"}, ownTLS,
+			map[string]string{"port": "1"}, ownTLS},
+		{"empty values count as unset", newApp(func(a *v1beta2.SparkApplication) {
+			a.Spec.SparkUIOptions = &v1beta2.SparkUIConfiguration{IngressAnnotations: map[string]string{}, IngressTLS: []networkingv1.IngressTLS{}}
+			port(a, map[string]string{}, nil)
+		}),
+			map[string]string{"cert-manager.io/cluster-issuer": "corp", nginxRewriteTarget: "/$2"}, defTLS,
+			map[string]string{"cert-manager.io/cluster-issuer": "corp"}, defTLS},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := build(t, tt.app, opts)
+			require.NotNil(t, objs.UIIngress)
+			assert.Equal(t, tt.wantUIAnn, objs.UIIngress.Annotations)
+			assert.Equal(t, tt.wantUITLS, objs.UIIngress.Spec.TLS)
+			require.Len(t, objs.PortIngresses, 1)
+			assert.Equal(t, tt.wantPortAnn, objs.PortIngresses[0].Annotations)
+			assert.Equal(t, tt.wantPortTLS, objs.PortIngresses[0].Spec.TLS)
+		})
+	}
+	assert.Equal(t, map[string]string{"cert-manager.io/cluster-issuer": "corp"}, opts.IngressAnnotations, "the shared defaults are never changed")
+}
