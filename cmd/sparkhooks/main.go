@@ -1,5 +1,6 @@
 // Command sparkhooks runs the sparkhooks hook server (serve), prints what the sync hook would
-// create for a SparkApplication file (render), or prints its version (version).
+// create for a SparkApplication file (render), deletes the SparkApplications whose time to live
+// is over (gc), or prints its version (version).
 package main
 
 import (
@@ -20,6 +21,7 @@ const usage = `usage: sparkhooks <command> [flags]
 commands:
   serve     run the hook server (Metacontroller hooks, admission webhook, probes, metrics)
   render    print the objects and status the sync hook would return for a SparkApplication file
+  gc        delete the SparkApplications whose time to live is over, once
   version   print the version
 `
 
@@ -46,6 +48,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args[1:], stderr)
 	case "render":
 		return render(args[1:], stdout, stderr)
+	case "gc":
+		return gc(ctx, args[1:], stderr)
 	case "version":
 		_, err := fmt.Fprintln(stdout, version)
 		return err
