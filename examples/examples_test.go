@@ -263,7 +263,7 @@ func TestBrokenExamplesAreRejected(t *testing.T) {
 			assertFinds(t, "strict decoding", tt.decode, f.decode)
 			assertFinds(t, "validation", tt.validation, f.validate.ToAggregate())
 			// One mistake per file, so that each case proves its check alone catches it.
-			assert.LessOrEqual(t, len(f.schema), 1, "schema errors: %v", f.schema)
+			assert.LessOrEqual(t, len(crdschema.WithoutCELSkipped(f.schema)), 1, "schema errors: %v", f.schema)
 			assert.LessOrEqual(t, len(f.validate), 1, "validation errors: %v", f.validate)
 		})
 	}

@@ -185,16 +185,31 @@ func (v *Validator) Validate(obj map[string]any) field.ErrorList {
 	return append(errs, checks...)
 }
 
+// celSkipped is the API server's note that it did not run the CEL rules.
+const celSkipped = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
+
 // celBlocker mirrors the API server, which skips CEL rules when the object already has errors
 // that CEL expressions could trip over, and says so.
 func celBlocker(errs field.ErrorList) *field.Error {
 	for _, err := range errs {
 		switch err.Type {
 		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
-			return field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")
+			return field.Invalid(nil, nil, celSkipped)
 		}
 	}
 	return nil
+}
+
+// WithoutCELSkipped returns errs without the note that CEL rules were skipped, for callers that
+// count the mistakes in an object: the note is not one, and appears only when the CRD has rules.
+func WithoutCELSkipped(errs field.ErrorList) field.ErrorList {
+	var out field.ErrorList
+	for _, err := range errs {
+		if err.Field != "<nil>" || err.Detail != celSkipped {
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 // ValidateObject is Validate for any value that marshals to a JSON object, such as a typed

@@ -119,6 +119,14 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+func TestWithoutCELSkipped(t *testing.T) {
+	v, err := Load("testdata/widgets.yaml")
+	require.NoError(t, err)
+	errs := v.Validate(widget("  size: medium\n  replicas: 0\n"))
+	require.Equal(t, []string{"FieldValueInvalid <nil>", "FieldValueInvalid spec.replicas", "FieldValueNotSupported spec.size"}, describe(errs))
+	assert.Equal(t, []string{"FieldValueInvalid spec.replicas", "FieldValueNotSupported spec.size"}, describe(WithoutCELSkipped(errs)))
+}
+
 func TestValidateObject(t *testing.T) {
 	v, err := Load("testdata/widgets.yaml")
 	require.NoError(t, err)

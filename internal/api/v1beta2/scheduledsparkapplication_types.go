@@ -37,6 +37,7 @@ type ScheduledSparkApplicationList struct {
 type ScheduledSparkApplicationSpec struct {
 	// Schedule is a cron schedule: five fields (minute hour day-of-month month day-of-week) or
 	// a descriptor such as @hourly or "@every 30m", optionally prefixed with CRON_TZ=<zone>.
+	// +kubebuilder:validation:MinLength=1
 	Schedule string `json:"schedule"`
 	// TimeZone is the IANA time zone the schedule is read in, for example Europe/Paris.
 	// Defaults to UTC.

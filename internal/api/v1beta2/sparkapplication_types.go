@@ -36,6 +36,12 @@ type SparkApplicationList struct {
 	Items           []SparkApplication `json:"items"`
 }
 
+// The CEL rules repeat cheap checks of ValidateSparkApplicationSpec, so that a cluster without
+// the validating webhook refuses them too; they must never refuse what it accepts (a test in
+// crds/ holds them to that). The sparkConf keys are those forbiddenConf refuses.
+// +kubebuilder:validation:XValidation:rule="!has(self.sparkConf) || !['spark.master', 'spark.kubernetes.driver.master', 'spark.kubernetes.container.image', 'spark.kubernetes.driver.container.image', 'spark.kubernetes.executor.container.image', 'spark.kubernetes.authenticate.driver.serviceAccountName', 'spark.kubernetes.authenticate.executor.serviceAccountName', 'spark.kubernetes.authenticate.oauthToken', 'spark.kubernetes.authenticate.oauthTokenFile', 'spark.kubernetes.authenticate.driver.oauthToken', 'spark.kubernetes.authenticate.driver.oauthTokenFile', 'spark.kubernetes.authenticate.executor.oauthToken', 'spark.kubernetes.authenticate.executor.oauthTokenFile'].exists(k, k in self.sparkConf)",message="sparkConf must not set spark.master, the container images, the service accounts or the OAuth tokens: the operator sets them from the spec (image, driver.serviceAccount, executor.serviceAccount)",fieldPath=".sparkConf"
+// +kubebuilder:validation:XValidation:rule="!has(self.nodeSelector) || size(self.nodeSelector) == 0 || ((!has(self.driver.nodeSelector) || size(self.driver.nodeSelector) == 0) && (!has(self.executor.nodeSelector) || size(self.executor.nodeSelector) == 0))",message="spec.nodeSelector cannot be combined with driver.nodeSelector or executor.nodeSelector: put all keys either in spec.nodeSelector, or in the driver's and the executor's"
+
 // SparkApplicationSpec is what the user asks for: everything spark-submit would be told, plus
 // how the operator should restart, expose and clean up the application.
 type SparkApplicationSpec struct {
@@ -280,6 +286,7 @@ type SparkUIConfiguration struct {
 }
 
 // DriverIngressConfiguration exposes one more driver port through a Service and an Ingress.
+// +kubebuilder:validation:XValidation:rule="has(self.ingressURLFormat) && size(self.ingressURLFormat) > 0",message="the Ingress URL, for example {{$appName}}.spark.example.com",fieldPath=".ingressURLFormat"
 type DriverIngressConfiguration struct {
 	// ServicePort is the driver port to expose; the Service uses it as port and target port.
 	ServicePort *int32 `json:"servicePort"`
@@ -609,6 +616,8 @@ type PrometheusSpec struct {
 }
 
 // DynamicAllocation lets Spark scale the number of executors with the workload.
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled || !has(self.maxExecutors) || !has(self.minExecutors) || self.minExecutors <= self.maxExecutors",message="must be <= maxExecutors",fieldPath=".minExecutors"
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled || !has(self.maxExecutors) || !has(self.initialExecutors) || self.initialExecutors <= self.maxExecutors",message="must be <= maxExecutors",fieldPath=".initialExecutors"
 type DynamicAllocation struct {
 	// Enabled turns dynamic allocation on.
 	// +optional
