@@ -40,6 +40,8 @@ func addDecisionFlags(f *envDefault, o *decisionOptions) {
 	o.scheduled.MaxResync = time.Hour
 	f.duration(&o.scheduled.MaxResync, "scheduled-max-resync", "SPARKHOOKS_SCHEDULED_MAX_RESYNC", o.scheduled.MaxResync,
 		"longest wait between two syncs of a ScheduledSparkApplication, so that clock changes are picked up")
+	f.int64(&o.spark.DefaultTimeToLiveSeconds, "default-time-to-live-seconds", "SPARKHOOKS_DEFAULT_TIME_TO_LIVE_SECONDS", def.DefaultTimeToLiveSeconds,
+		"time to live of a finished SparkApplication whose spec sets no timeToLiveSeconds, after which sparkhooks gc deletes it (0: none)")
 	f.integer(&o.spark.MaxTrackedExecutors, "max-tracked-executors", "SPARKHOOKS_MAX_TRACKED_EXECUTORS", def.MaxTrackedExecutors,
 		"most executors listed in status.executorState; the rest are counted")
 }
@@ -54,6 +56,9 @@ func (o decisionOptions) validate() error {
 		if d <= 0 {
 			return fmt.Errorf("%s must be > 0, got %s", name, d)
 		}
+	}
+	if ttl := o.spark.DefaultTimeToLiveSeconds; ttl < 0 || ttl > v1beta2.MaxSeconds {
+		return fmt.Errorf("--default-time-to-live-seconds must be between 0 and %d, got %d", v1beta2.MaxSeconds, ttl)
 	}
 	if o.spark.MaxTrackedExecutors <= 0 {
 		return fmt.Errorf("--max-tracked-executors must be > 0, got %d", o.spark.MaxTrackedExecutors)

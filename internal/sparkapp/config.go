@@ -26,6 +26,10 @@ type Config struct {
 	// in the ExecutorsReady condition. It keeps the status of a thousand-executor job small
 	// enough to write on every change.
 	MaxTrackedExecutors int
+	// DefaultTimeToLiveSeconds is the time to live of a finished application whose spec sets
+	// none (Kubeflow's --default-time-to-live-seconds); 0 means none. It is never written into
+	// the spec: the spec's value, whatever it is, wins.
+	DefaultTimeToLiveSeconds int64
 }
 
 // DefaultConfig returns the settings the server starts with.

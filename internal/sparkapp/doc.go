@@ -25,8 +25,10 @@
 //     the submitted spec's hash is kept in status.submittedSpecHash, and a valid spec with a
 //     different hash invalidates the attempt on the next sync, whatever the state. An invalid
 //     edit never stops a running attempt: it is reported in the SpecValid condition.
-//   - Metacontroller cannot delete the parent, so timeToLiveSeconds releases every child and
-//     sets the Expired condition instead of deleting the SparkApplication.
+//   - Metacontroller cannot delete the parent, so timeToLiveSeconds (or the operator default,
+//     Config.DefaultTimeToLiveSeconds) releases every child and sets the Expired condition; a
+//     separate pass, sparkhooks gc, deletes the SparkApplications that condition marks. The
+//     condition goes again when a raised or removed TTL no longer holds.
 //
 // Safety. Metacontroller deletes every observed child an answer leaves out, so every answer keeps
 // one invariant: each observed Pod child that has not terminated is in the desired set, with the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -25,8 +26,13 @@ func fresh(doc string) func(t *testing.T) *world {
 }
 
 func running(doc string, executors int) func(t *testing.T) *world {
+	return runningFrom(fresh(doc), executors)
+}
+
+// runningFrom runs the application of a new world, configured by base, up to RUNNING.
+func runningFrom(base func(t *testing.T) *world, executors int) func(t *testing.T) *world {
 	return func(t *testing.T) *world {
-		w := newWorld(t, doc)
+		w := base(t)
 		w.settle()
 		w.advance(4 * time.Second)
 		w.driverRunning(true)
@@ -42,6 +48,20 @@ func then(base func(t *testing.T) *world, step func(w *world)) func(t *testing.T
 		w := base(t)
 		step(w)
 		return w
+	}
+}
+
+// defaultTTL sets the operator default time to live (--default-time-to-live-seconds).
+func defaultTTL(seconds int64) func(w *world) {
+	return func(w *world) { w.cfg.DefaultTimeToLiveSeconds = seconds }
+}
+
+// finishedFor completes the running application and lets d pass.
+func finishedFor(d time.Duration) func(w *world) {
+	return func(w *world) {
+		w.driverExited(0, "Completed")
+		w.settle()
+		w.advance(d)
 	}
 }
 
@@ -92,6 +112,16 @@ func goldenCases() []goldenCase {
 		})},
 		{name: "completed-ttl-pending", setup: then(running(sparkPi+"  timeToLiveSeconds: 3600\n", 2), func(w *world) { w.driverExited(0, "Completed"); w.settle(); w.advance(time.Minute) })},
 		{name: "completed-ttl-expired", setup: then(running(sparkPi+"  timeToLiveSeconds: 3600\n", 2), func(w *world) { w.driverExited(0, "Completed"); w.settle(); w.advance(time.Hour) })},
+		{name: "completed-default-ttl-pending", setup: then(runningFrom(then(fresh(sparkPi), defaultTTL(600)), 2), finishedFor(time.Minute))},
+		{name: "completed-default-ttl-expired", setup: then(runningFrom(then(fresh(sparkPi), defaultTTL(600)), 2), finishedFor(10*time.Minute))},
+		// The spec's timeToLiveSeconds wins over the operator default, here a longer one.
+		{name: "completed-ttl-over-default", setup: then(runningFrom(then(fresh(sparkPi+"  timeToLiveSeconds: 3600\n"), defaultTTL(60)), 2), finishedFor(10*time.Minute))},
+		// sparkhooks gc deletes on the Expired condition alone: it goes when the TTL is raised.
+		{name: "completed-ttl-raised-after-expiry", setup: then(running(sparkPi+"  timeToLiveSeconds: 60\n", 2), func(w *world) {
+			finishedFor(2 * time.Minute)(w)
+			require.NoError(w.t, w.sync()) // Expired
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.TimeToLiveSeconds = ptr[int64](3600) })
+		})},
 		{name: "failed-never", setup: then(running(sparkPi, 2), failed)},
 		{name: "failed-oomkilled", setup: then(running(sparkPi, 2), func(w *world) { w.driverExited(137, "OOMKilled") })},
 		{name: "failed-evicted", setup: then(running(sparkPi, 2), func(w *world) {
@@ -174,6 +204,14 @@ func TestGoldenCases(t *testing.T) {
 				require.NoError(t, os.MkdirAll(dir, 0o755))
 			}
 			compareGolden(t, filepath.Join(dir, "request.json"), append(body, '\n'))
+			configFile := filepath.Join(dir, "config.json")
+			if changed := configChanges(t, w.cfg); len(changed) > 0 {
+				cfg, err := json.MarshalIndent(changed, "", "  ")
+				require.NoError(t, err)
+				compareGolden(t, configFile, append(cfg, '\n'))
+			} else if *update {
+				_ = os.Remove(configFile)
+			}
 			nowFile := filepath.Join(dir, "now.txt")
 			if w.now.Equal(goldenNow) {
 				if *update {
@@ -184,4 +222,30 @@ func TestGoldenCases(t *testing.T) {
 			compareGolden(t, nowFile, []byte(w.now.Format(time.RFC3339)+"\n"))
 		})
 	}
+}
+
+// configChanges is what cfg sets differently from DefaultConfig, as JSON fields: a case's
+// config.json names only the settings the case is about.
+func configChanges(t *testing.T, cfg Config) map[string]any {
+	t.Helper()
+	var got, def map[string]any
+	require.NoError(t, json.Unmarshal(mustJSON(t, cfg), &got))
+	require.NoError(t, json.Unmarshal(mustJSON(t, DefaultConfig()), &def))
+	return jsonChanges(got, def)
+}
+
+func jsonChanges(got, def map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range got {
+		if reflect.DeepEqual(v, def[k]) {
+			continue
+		}
+		inner, isObject := v.(map[string]any)
+		innerDef, defIsObject := def[k].(map[string]any)
+		if isObject && defIsObject {
+			v = jsonChanges(inner, innerDef)
+		}
+		out[k] = v
+	}
+	return out
 }

@@ -36,7 +36,7 @@ func TestGolden(t *testing.T) {
 			t.Run(hook+"/"+filepath.Base(dir), func(t *testing.T) {
 				body, err := os.ReadFile(reqFile)
 				require.NoError(t, err)
-				got := runHook(t, hook, body, caseNow(t, dir))
+				got := runHook(t, hook, body, caseNow(t, dir), caseConfig(t, dir))
 				if hook == "sync" {
 					checkStatusSchema(t, crd, got)
 				}
@@ -57,7 +57,20 @@ func caseNow(t *testing.T, dir string) time.Time {
 	return now
 }
 
-func runHook(t *testing.T, hook string, body []byte, now time.Time) []byte {
+// caseConfig is the operator configuration of a case: DefaultConfig, with what the case's
+// config.json sets over it.
+func caseConfig(t *testing.T, dir string) Config {
+	cfg := DefaultConfig()
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if os.IsNotExist(err) {
+		return cfg
+	}
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &cfg))
+	return cfg
+}
+
+func runHook(t *testing.T, hook string, body []byte, now time.Time, cfg Config) []byte {
 	t.Helper()
 	var resp any
 	switch hook {
@@ -76,7 +89,7 @@ func runHook(t *testing.T, hook string, body []byte, now time.Time) []byte {
 	default:
 		var req metacontroller.SyncRequest
 		require.NoError(t, json.Unmarshal(body, &req))
-		r, _, err := Sync(&req, now, DefaultConfig())
+		r, _, err := Sync(&req, now, cfg)
 		if err != nil {
 			resp = errorAnswer(err)
 		} else {

@@ -468,15 +468,21 @@ func (d *decider) terminal() {
 	case v1beta2.ResourceRetainPolicyOnFailure:
 		release = d.status.AppState.State == v1beta2.ApplicationStateCompleted
 	}
-	if ttl := d.spec.Spec.TimeToLiveSeconds; ttl != nil && !d.status.TerminationTime.IsZero() {
+	// sparkhooks gc deletes the application on the Expired condition alone, so a condition
+	// that no longer holds (the TTL raised or removed since) must go.
+	expired := false
+	if ttl, source := d.timeToLive(); ttl != nil && !d.status.TerminationTime.IsZero() {
 		expiry := d.status.TerminationTime.Add(v1beta2.Seconds(*ttl))
 		if d.now.Before(expiry) {
 			d.wakeAt(expiry)
 		} else {
-			release = true
+			expired, release = true, true
 			d.setCondition(condExpired, metav1.ConditionTrue, "TimeToLiveExpired",
-				fmt.Sprintf("timeToLiveSeconds (%d) passed since termination; all resources were released, delete the SparkApplication to remove it", *ttl), expiry)
+				fmt.Sprintf("%s (%d) passed since termination; all resources were released and the SparkApplication is due for deletion (sparkhooks gc)", source, *ttl), expiry)
 		}
+	}
+	if !expired {
+		d.removeCondition(condExpired)
 	}
 	keep := func(key string, pod *podView) bool { return !release && (key != keyPod || terminatedPod(pod)) }
 	if d.endsAttempt() {
@@ -489,6 +495,19 @@ func (d *decider) terminal() {
 		return
 	}
 	d.children = d.observedChildren(keep)
+}
+
+// timeToLive is the effective time to live, as in Kubeflow: the spec's whenever set (even 0,
+// which expires at once), else the operator default when there is one. source names it in the
+// Expired condition.
+func (d *decider) timeToLive() (ttl *int64, source string) {
+	if ttl := d.spec.Spec.TimeToLiveSeconds; ttl != nil {
+		return ttl, "timeToLiveSeconds"
+	}
+	if def := d.cfg.DefaultTimeToLiveSeconds; def > 0 {
+		return &def, "the operator default TTL, --default-time-to-live-seconds"
+	}
+	return nil, ""
 }
 
 // endsAttempt is true in the sync that decides the current attempt is over: the observed
