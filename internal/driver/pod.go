@@ -104,9 +104,6 @@ func (d *driverPodBuild) basicDriver() error {
 	if d.version.atLeast(4, 0) {
 		substituteAppID(labels, appID)
 	}
-	if bs := d.spec.BatchScheduler; bs != nil && *bs == "yunikorn" && d.spec.BatchSchedulerOptions != nil && d.spec.BatchSchedulerOptions.Queue != nil {
-		labels["queue"] = *d.spec.BatchSchedulerOptions.Queue
-	}
 	labels[LabelAppSelector] = appID
 	labels[LabelSparkRole] = RoleDriver
 	labels[LabelSparkVersion] = d.spec.SparkVersion

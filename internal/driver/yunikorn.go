@@ -35,7 +35,7 @@ type taskGroup struct {
 }
 
 // yunikorn prepares an application for YuniKorn's gang scheduling as the Kubeflow operator
-// does: the queue label on the executors (the driver gets it in basicDriver), and the task
+// does: the queue label on the driver and the executors, and the task
 // groups as annotations, the whole list on the driver, which YuniKorn reads from the first Pod of
 // the application, and each executor's group name on the executors.
 func (b *builder) yunikorn() error {
@@ -43,6 +43,7 @@ func (b *builder) yunikorn() error {
 		return nil
 	}
 	if opts := b.spec.BatchSchedulerOptions; opts != nil && opts.Queue != nil {
+		b.conf.set("spark.kubernetes.driver.label."+yunikornQueueLabel, *opts.Queue)
 		b.conf.set("spark.kubernetes.executor.label."+yunikornQueueLabel, *opts.Queue)
 	}
 	driverGroup, err := b.taskGroup(yunikornDriverGroup, "driver", 1, &b.spec.Driver.SparkPodSpec)
