@@ -25,6 +25,9 @@ type renderOptions struct {
 	output    string
 	now       string
 	decisions decisionOptions
+	// volcanoPodGroups renders as if the controller registration declared Volcano PodGroups
+	// as children (chart value metacontroller.volcanoPodGroups, or metacontroller/volcano/).
+	volcanoPodGroups bool
 }
 
 // render prints what the sync hook would answer for each SparkApplication in a file, as if it
@@ -36,6 +39,8 @@ func render(args []string, stdout, stderr io.Writer) error {
 	f.string(&o.file, "f", "SPARKHOOKS_RENDER_FILE", "", "SparkApplication YAML or JSON file (- for stdin)")
 	f.string(&o.output, "o", "SPARKHOOKS_RENDER_OUTPUT", "yaml", "output format: yaml or json")
 	f.string(&o.now, "now", "SPARKHOOKS_RENDER_NOW", "", "the sync's clock, RFC 3339 (default: the current time)")
+	f.boolean(&o.volcanoPodGroups, "volcano-podgroups", "SPARKHOOKS_RENDER_VOLCANO_PODGROUPS", false,
+		"render as a controller registration that manages Volcano PodGroups would (chart value metacontroller.volcanoPodGroups)")
 	addDecisionFlags(f, &o.decisions)
 	if err := f.parse(args); err != nil {
 		return err
@@ -69,7 +74,7 @@ func render(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: no SparkApplication found", o.file)
 	}
 	for i, doc := range docs {
-		resp, err := renderOne(doc, now, o.decisions)
+		resp, err := renderOne(doc, now, o)
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.file, err)
 		}
@@ -124,7 +129,8 @@ func stripComments(b []byte) []byte {
 
 // renderOne fills in what the API server would (namespace, uid, generation) and runs the sync
 // hook on the object as a new parent with no children.
-func renderOne(doc []byte, now time.Time, o decisionOptions) (*metacontroller.SyncResponse, error) {
+func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.SyncResponse, error) {
+	o := ro.decisions
 	var obj map[string]any
 	if err := json.Unmarshal(doc, &obj); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
@@ -164,6 +170,10 @@ func renderOne(doc []byte, now time.Time, o decisionOptions) (*metacontroller.Sy
 		Children: metacontroller.ChildMap{
 			"Pod.v1": {}, "ConfigMap.v1": {}, "Service.v1": {}, "Ingress.networking.k8s.io/v1": {},
 		},
+	}
+	if ro.volcanoPodGroups {
+		// A declared child type shows in every request, which is how the hook learns of it.
+		req.Children["PodGroup.scheduling.volcano.sh/v1beta1"] = map[string]json.RawMessage{}
 	}
 	resp, d, err := sparkapp.Sync(req, now, o.spark)
 	if err != nil {

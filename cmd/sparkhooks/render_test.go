@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -136,4 +137,26 @@ func TestRenderScheduledSparkApplication(t *testing.T) {
 
 func indent(s string) string {
 	return "  " + string(bytes.ReplaceAll([]byte(s), []byte("\n  "), []byte("\n    ")))
+}
+
+// Every example renders; a Volcano one only as a registration that manages PodGroups would,
+// and otherwise says how to get one.
+func TestRenderEveryExample(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			out, err := renderArgs(t, "-f", file, "-o", "json", "-now", "2026-03-08T06:00:00Z")
+			require.NoError(t, err)
+			assert.Contains(t, out, `"status"`)
+		})
+	}
+
+	volcano := writeFile(t, strings.Replace(renderApp, "  driver:\n", "  batchScheduler: volcano\n  driver:\n", 1))
+	_, err = renderArgs(t, "-f", volcano)
+	assert.ErrorContains(t, err, "metacontroller.volcanoPodGroups")
+	out, err := renderArgs(t, "-f", volcano, "--volcano-podgroups", "-o", "json")
+	require.NoError(t, err)
+	assert.Contains(t, out, `"kind": "PodGroup"`)
 }
