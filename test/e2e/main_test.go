@@ -36,6 +36,7 @@ var (
 type suite struct {
 	env    *harness.Env
 	hooks  *harness.HookServer
+	binary string // the sparkhooks binary, for tests that start one of their own
 	logDir string
 }
 
@@ -105,7 +106,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: starting sparkhooks:", err)
 		return 1
 	}
-	shared.env, shared.hooks = env, hooks
+	shared.env, shared.hooks, shared.binary = env, hooks, binary
 
 	code := m.Run()
 	if err := hooks.Stop(); err != nil {
