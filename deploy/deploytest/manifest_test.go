@@ -12,6 +12,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -61,6 +62,7 @@ type manifest struct {
 	clusterRoles         []*rbacv1.ClusterRole
 	clusterRoleBindings  []*rbacv1.ClusterRoleBinding
 	networkPolicies      []*networkingv1.NetworkPolicy
+	cronJobs             []*batchv1.CronJob
 	compositeControllers []*compositeController
 	// Kinds whose Go types live in modules this repository does not depend on (cert-manager,
 	// Prometheus Operator); their fields are checked by path.
@@ -75,7 +77,7 @@ var strictDecoder = func() runtime.Decoder {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		appsv1.AddToScheme, corev1.AddToScheme, policyv1.AddToScheme, admissionregistrationv1.AddToScheme,
-		rbacv1.AddToScheme, networkingv1.AddToScheme,
+		rbacv1.AddToScheme, networkingv1.AddToScheme, batchv1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			panic(err)
@@ -173,6 +175,8 @@ func (m *manifest) add(doc []byte) error {
 		m.clusterRoleBindings = append(m.clusterRoleBindings, o)
 	case *networkingv1.NetworkPolicy:
 		m.networkPolicies = append(m.networkPolicies, o)
+	case *batchv1.CronJob:
+		m.cronJobs = append(m.cronJobs, o)
 	default:
 		return fmt.Errorf("no checks for %s %s: add it to manifest", tm.APIVersion, tm.Kind)
 	}
@@ -207,7 +211,7 @@ func (m *manifest) addUnstructured(tm metav1.TypeMeta, doc []byte) error {
 func (m *manifest) count() int {
 	return len(m.deployments) + len(m.services) + len(m.serviceAccounts) + len(m.configMaps) +
 		len(m.secrets) + len(m.pdbs) + len(m.webhooks) + len(m.validatingWebhooks) + len(m.roles) + len(m.roleBindings) +
-		len(m.clusterRoles) + len(m.clusterRoleBindings) + len(m.networkPolicies) +
+		len(m.clusterRoles) + len(m.clusterRoleBindings) + len(m.networkPolicies) + len(m.cronJobs) +
 		len(m.compositeControllers) + len(m.certificates) + len(m.issuers) + len(m.serviceMonitors)
 }
 

@@ -58,6 +58,8 @@ type rendering struct {
 	jobNamespaces  []string
 	// ingressDefaults: the values set ui.ingressAnnotations and ui.ingressTLS.
 	ingressDefaults bool
+	defaultTTL      string // --default-time-to-live-seconds, "" when not given
+	gcDryRun        bool
 }
 
 var renderings = []rendering{
@@ -77,6 +79,8 @@ var renderings = []rendering{
 		goMemLimit:      "400MiB",
 		ingressDefaults: true,
 		jobNamespaces:   []string{"spark-jobs", "analytics"},
+		defaultTTL:      "315360000",
+		gcDryRun:        true,
 	},
 }
 
@@ -107,6 +111,7 @@ func TestRenderedChart(t *testing.T) {
 			c.serviceMonitor()
 			c.networkPolicy()
 			c.observability()
+			c.gc()
 		})
 	}
 }
@@ -459,7 +464,7 @@ func (c *renderedChart) sparkRBAC() {
 		assert.Equal(t, "spark", sa.Name)
 		var binding *rbacv1.RoleBinding
 		for _, b := range c.m.roleBindings {
-			if b.Namespace == ns {
+			if b.Namespace == ns && !isGC(b) {
 				binding = b
 			}
 		}
@@ -478,7 +483,9 @@ func (c *renderedChart) sparkRBAC() {
 	}
 	var roleNamespaces []string
 	for _, r := range c.m.roles {
-		roleNamespaces = append(roleNamespaces, r.Namespace)
+		if !isGC(r) {
+			roleNamespaces = append(roleNamespaces, r.Namespace)
+		}
 	}
 	assert.ElementsMatch(t, c.r.jobNamespaces, roleNamespaces)
 }

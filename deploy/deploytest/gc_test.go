@@ -1,0 +1,103 @@
+package deploytest
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/robfig/cron/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// isGC tells the objects of the gc CronJob from the rest of the chart.
+func isGC(obj metav1.Object) bool {
+	return obj.GetLabels()["app.kubernetes.io/component"] == "gc"
+}
+
+// gc checks the CronJob that runs sparkhooks gc: the server's image and hardening, the job
+// namespaces as its scope, RBAC limited to listing and deleting SparkApplications there, and
+// pods the server's Service and PodDisruptionBudget do not select. It also checks that the
+// operator default TTL reaches the server.
+func (c *renderedChart) gc() {
+	t := c.t
+	ttl, hasTTL := c.arg("default-time-to-live-seconds")
+	assert.Equal(t, c.r.defaultTTL != "", hasTTL, "--default-time-to-live-seconds only when the values set it")
+	assert.Equal(t, c.r.defaultTTL, ttl)
+
+	require.Len(t, c.m.cronJobs, 1)
+	cj := c.m.cronJobs[0]
+	assert.Equal(t, releaseNamespace, cj.Namespace)
+	_, err := cron.ParseStandard(cj.Spec.Schedule)
+	assert.NoError(t, err, "schedule %q", cj.Spec.Schedule)
+	assert.Equal(t, batchv1.ForbidConcurrent, cj.Spec.ConcurrencyPolicy, "two passes would race each other's deletions")
+	job := cj.Spec.JobTemplate.Spec
+	require.NotNil(t, job.ActiveDeadlineSeconds, "a hung pass must end")
+
+	pod := job.Template.Spec
+	assert.Equal(t, corev1.RestartPolicyNever, pod.RestartPolicy)
+	require.NotNil(t, pod.AutomountServiceAccountToken)
+	assert.True(t, *pod.AutomountServiceAccountToken, "gc calls the API")
+	require.Len(t, pod.Containers, 1)
+	ctr := pod.Containers[0]
+	server := c.container()
+	assert.Equal(t, server.Image, ctr.Image, "the server's image")
+	assert.Equal(t, c.dep.Spec.Template.Spec.SecurityContext, pod.SecurityContext, "the server's pod security context")
+	assert.Equal(t, server.SecurityContext, ctr.SecurityContext, "the server's container security context")
+	assert.False(t, ctr.Resources.Limits.Memory().IsZero(), "a memory limit")
+	assert.False(t, ctr.Resources.Requests.Cpu().IsZero(), "a CPU request")
+
+	require.NotEmpty(t, ctr.Args)
+	assert.Equal(t, "gc", ctr.Args[0])
+	assert.Contains(t, ctr.Args, "--namespaces="+strings.Join(c.r.jobNamespaces, ","), "gc looks at the job namespaces only")
+	assert.Equal(t, c.r.gcDryRun, slices.Contains(ctr.Args, "--dry-run"))
+
+	podLabels := labels.Set(job.Template.Labels)
+	assert.False(t, labels.SelectorFromSet(c.svc.Spec.Selector).Matches(podLabels), "the Service would send hook calls to gc pods")
+	for _, pdb := range c.m.pdbs {
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		require.NoError(t, err)
+		assert.False(t, sel.Matches(podLabels), "the PodDisruptionBudget would count gc pods")
+	}
+
+	var sa *corev1.ServiceAccount
+	for _, s := range c.m.serviceAccounts {
+		if s.Name == pod.ServiceAccountName && s.Namespace == releaseNamespace {
+			sa = s
+		}
+	}
+	require.NotNil(t, sa, "gc's ServiceAccount %s is rendered", pod.ServiceAccountName)
+	assert.NotEqual(t, c.dep.Spec.Template.Spec.ServiceAccountName, sa.Name, "the server's ServiceAccount stays without API access")
+	c.gcRBAC(sa)
+}
+
+func (c *renderedChart) gcRBAC(sa *corev1.ServiceAccount) {
+	t := c.t
+	want := []rbacv1.PolicyRule{{APIGroups: []string{"sparkoperator.k8s.io"}, Resources: []string{"sparkapplications"}, Verbs: []string{"list", "delete"}}}
+	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: sa.Namespace}}
+	var namespaces []string
+	for _, b := range c.m.roleBindings {
+		if !isGC(b) {
+			assert.NotEqual(t, subject, b.Subjects, "RoleBinding %s/%s grants gc more", b.Namespace, b.Name)
+			continue
+		}
+		namespaces = append(namespaces, b.Namespace)
+		assert.Equal(t, subject, b.Subjects)
+		var role *rbacv1.Role
+		for _, r := range c.m.roles {
+			if r.Namespace == b.Namespace && r.Name == b.RoleRef.Name && b.RoleRef.Kind == "Role" {
+				role = r
+			}
+		}
+		require.NotNil(t, role, "RoleBinding %s/%s names no rendered Role", b.Namespace, b.Name)
+		assert.Equal(t, want, role.Rules, "gc may list and delete SparkApplications, nothing else")
+	}
+	assert.ElementsMatch(t, c.r.jobNamespaces, namespaces, "gc is bound in the job namespaces")
+	for _, b := range c.m.clusterRoleBindings {
+		assert.False(t, isGC(b), "gc gets a ClusterRoleBinding only when every namespace is a job namespace")
+	}
+}
