@@ -4,6 +4,7 @@ GO             ?= go
 CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE          ?= ghcr.io/sparkhooks/sparkhooks:$(VERSION)
+E2EFLAGS       ?=
 
 .PHONY: run test bench lint generate build image chart-check e2e memload
 
@@ -51,7 +52,8 @@ memload:
 	$(GO) run ./hack/memload
 
 ## e2e: end-to-end tests: the built server, driven by a Metacontroller-contract test controller,
-## against an in-process API server (embedded etcd, the CRDs, core/v1) with kubectl as the user;
-## the tests, the API server and the server binary all run under the race detector
+## against an in-process API server (embedded etcd, the CRDs, core/v1) with kubectl as the user.
+## `make e2e E2EFLAGS=-race` runs the tests, the API server and the server binary under the race
+## detector.
 e2e:
-	$(GO) test -race -tags e2e -count=1 -timeout 15m ./test/e2e/...
+	$(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 15m ./test/e2e/...
