@@ -726,3 +726,39 @@ func TestScenarioChildrenAreNeverRewritten(t *testing.T) {
 		})
 	}
 }
+
+// Two syncs of a new application read before its first status write (Metacontroller's cache
+// lags) decide the same first attempt; they must also write the same status, or each stale
+// read writes its times over the other's. Both are dated at the creation, unless the first
+// sync comes long after it.
+func TestFirstDecisionIsDatedAtCreation(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	w.app.CreationTimestamp = metav1.NewTime(worldStart)
+	stale := w.request(false)
+	w.advance(1500 * time.Millisecond)
+	require.NoError(t, w.sync())
+	first := mustJSON(t, w.last.Status)
+
+	// The second sync: a new parent again, the first sync's children observed.
+	again := w.request(false)
+	again.Parent = stale.Parent
+	resp, _, err := Sync(again, w.now.Add(time.Second), w.cfg)
+	require.NoError(t, err)
+	// It also sees the UI Service's address, which the first could not: only that may differ.
+	withoutAddress := func(doc []byte) string {
+		var st v1beta2.SparkApplicationStatus
+		require.NoError(t, json.Unmarshal(doc, &st))
+		st.DriverInfo.WebUIAddress = ""
+		return string(mustJSON(t, st))
+	}
+	assert.JSONEq(t, withoutAddress(first), withoutAddress(mustJSON(t, resp.Status)))
+	assert.True(t, w.app.Status.LastSubmissionAttemptTime.Equal(&metav1.Time{Time: worldStart}))
+	assert.Equal(t, float64(29), w.last.ResyncAfterSeconds, "the grace period counts from the creation")
+
+	late := newWorld(t, sparkPi)
+	late.app.CreationTimestamp = metav1.NewTime(worldStart)
+	late.advance(time.Hour)
+	require.NoError(t, late.sync())
+	assert.True(t, late.app.Status.LastSubmissionAttemptTime.Equal(&metav1.Time{Time: worldStart.Add(time.Hour)}),
+		"a first sync an hour late is dated now, so the submission grace is not already spent")
+}

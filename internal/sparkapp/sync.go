@@ -91,7 +91,30 @@ func newDecider(in *input, now time.Time, cfg Config) *decider {
 	d.status.ObservedGeneration = in.app.Generation
 	d.decision.From = in.app.Status.AppState.State
 	d.knownSubmission = in.app.Status.SubmissionID
+	d.now = firstDecisionTime(in.app, d.now)
 	return d
+}
+
+// firstDecisionWindow is how long after its creation an application's first decision is dated
+// at the creation.
+const firstDecisionWindow = 10 * time.Second
+
+// firstDecisionTime dates the decisions about a new application, which has no status yet, at
+// its creation rather than at the sync, when the sync comes soon after it. Metacontroller may
+// sync a new application again before its cache holds the first status write; that sync decides
+// the very same first attempt, and dated by its own clock it would write other times over the
+// first one's (and the next stale read would write them back). The creation time is the same
+// for every such sync. A first sync long after the creation (sparkhooks or Metacontroller was
+// down) is dated now, so the submission's grace period is not already spent.
+func firstDecisionTime(app *v1beta2.SparkApplication, now time.Time) time.Time {
+	if app.Status.AppState.State != v1beta2.ApplicationStateNew || app.Status.SubmissionID != "" {
+		return now
+	}
+	created := app.CreationTimestamp.UTC().Truncate(time.Second)
+	if created.IsZero() || created.After(now) || now.Sub(created) >= firstDecisionWindow {
+		return now
+	}
+	return created
 }
 
 // specHash identifies the stored spec, minus the fields that change how a run is watched but
