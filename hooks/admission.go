@@ -1,8 +1,10 @@
 package hooks
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 )
 
@@ -25,4 +27,17 @@ func readReview(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		return nil, false
 	}
 	return body, true
+}
+
+// writeReview answers with a decided AdmissionReview.
+func writeReview(w http.ResponseWriter, r *http.Request, logger *slog.Logger, review any) {
+	data, err := json.Marshal(review)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "encode admission review: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if _, err := w.Write(data); err != nil {
+		logger.LogAttrs(r.Context(), slog.LevelDebug, "write admission review", slog.String("error", err.Error()))
+	}
 }

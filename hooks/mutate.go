@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
 
@@ -31,11 +30,6 @@ func NewMutateHandler(policy mutate.PolicySource, logger *slog.Logger, onMutatio
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		data, err := json.Marshal(out)
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, "encode admission review: "+err.Error())
-			return
-		}
 		if onMutation != nil {
 			for _, kind := range outcome.Kinds {
 				onMutation(kind)
@@ -52,9 +46,6 @@ func NewMutateHandler(policy mutate.PolicySource, logger *slog.Logger, onMutatio
 				slog.Any("rules", outcome.DeniedBy),
 				slog.String("message", out.Response.Result.Message))
 		}
-		w.Header().Set("Content-Type", "application/json")
-		if _, err := w.Write(data); err != nil {
-			logger.LogAttrs(r.Context(), slog.LevelDebug, "write admission review", slog.String("error", err.Error()))
-		}
+		writeReview(w, r, logger, out)
 	})
 }

@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -43,11 +42,6 @@ func newValidateHandler(kind validate.Kind, now func() time.Time, m *metrics.Met
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		data, err := json.Marshal(out)
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, "encode admission review: "+err.Error())
-			return
-		}
 		if outcome.Refusal != "" {
 			m.ValidationRefusals.WithLabelValues(kind.Kind, outcome.Refusal).Inc()
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "object refused",
@@ -56,9 +50,6 @@ func newValidateHandler(kind validate.Kind, now func() time.Time, m *metrics.Met
 				slog.String("reason", outcome.Refusal),
 				slog.String("message", out.Response.Result.Message))
 		}
-		w.Header().Set("Content-Type", "application/json")
-		if _, err := w.Write(data); err != nil {
-			logger.LogAttrs(r.Context(), slog.LevelDebug, "write admission review", slog.String("error", err.Error()))
-		}
+		writeReview(w, r, logger, out)
 	})
 }
