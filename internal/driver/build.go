@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
@@ -30,6 +31,10 @@ type Options struct {
 	// PodGroups says that Volcano PodGroups may be built: the controller registration declares
 	// them as a child type (Metacontroller rejects a child of an undeclared type).
 	PodGroups bool
+	// DriverPDBs says that driver PodDisruptionBudgets may be built: the controller
+	// registration declares them as a child type, which is the operator's switch for them
+	// (Kubeflow's --enable-driver-pdb).
+	DriverPDBs bool
 }
 
 // Objects are the children of one attempt. Optional ones are nil or empty.
@@ -37,6 +42,7 @@ type Objects struct {
 	// PodGroup is the Volcano PodGroup of a gang-scheduled application.
 	PodGroup      *unstructured.Unstructured
 	DriverPod     *corev1.Pod
+	DriverPDB     *policyv1.PodDisruptionBudget
 	ConfigMap     *corev1.ConfigMap // spark.properties and the executor pod template
 	MetricsConfig *corev1.ConfigMap // Prometheus metrics.properties and JMX exporter rules
 	DriverService *corev1.Service   // headless; executors reach the driver through it
@@ -49,11 +55,15 @@ type Objects struct {
 
 // List returns the objects in a fixed order, as Metacontroller children.
 func (o *Objects) List() []any {
-	out := make([]any, 0, 7+len(o.PortServices)+len(o.PortIngresses))
+	out := make([]any, 0, 8+len(o.PortServices)+len(o.PortIngresses))
 	if o.PodGroup != nil {
 		out = append(out, o.PodGroup)
 	}
-	out = append(out, o.DriverPod, o.ConfigMap)
+	out = append(out, o.DriverPod)
+	if o.DriverPDB != nil {
+		out = append(out, o.DriverPDB)
+	}
+	out = append(out, o.ConfigMap)
 	if o.MetricsConfig != nil {
 		out = append(out, o.MetricsConfig)
 	}
@@ -114,6 +124,7 @@ func Build(app *v1beta2.SparkApplication, sub Submission, opts Options) (*Object
 		return nil, wrapBuildError("driver pod", err)
 	}
 	b.driverService()
+	b.driverPDB()
 	return &b.objs, nil
 }
 

@@ -1360,3 +1360,43 @@ func TestTemplateOwnerReferences(t *testing.T) {
 	noUID := build(t, newApp(func(a *v1beta2.SparkApplication) { a.UID = "" }), Options{})
 	assert.Empty(t, executorTemplatePod(t, noUID).OwnerReferences, "a reference without a uid would be refused")
 }
+
+// A driver PodDisruptionBudget needs both the application's request and the registration's
+// switch; it protects the attempt's driver alone.
+func TestDriverPodDisruptionBudget(t *testing.T) {
+	ask := func(a *v1beta2.SparkApplication) { a.Spec.DriverPodDisruptionBudget = ptr.To(true) }
+	tests := []struct {
+		name string
+		app  *v1beta2.SparkApplication
+		opts Options
+		want bool
+	}{
+		{"asked and enabled", newApp(ask), Options{DriverPDBs: true}, true},
+		{"asked, not enabled by the operator", newApp(ask), Options{}, false},
+		{"enabled, not asked", newApp(), Options{DriverPDBs: true}, false},
+		{"asked false", newApp(func(a *v1beta2.SparkApplication) { a.Spec.DriverPodDisruptionBudget = ptr.To(false) }), Options{DriverPDBs: true}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := build(t, tt.app, tt.opts)
+			if !tt.want {
+				assert.Nil(t, objs.DriverPDB)
+				return
+			}
+			pdb := objs.DriverPDB
+			require.NotNil(t, pdb)
+			assert.Equal(t, objs.DriverPod.Name, pdb.Name)
+			assert.Equal(t, testNamespace, pdb.Namespace)
+			assert.Equal(t, "1", pdb.Spec.MinAvailable.String())
+			assert.Nil(t, pdb.Spec.MaxUnavailable)
+			require.NotNil(t, pdb.Spec.Selector)
+			assert.Equal(t, map[string]string{LabelAppSelector: testSub.AppID, LabelSparkRole: RoleDriver}, pdb.Spec.Selector.MatchLabels)
+			for k, v := range pdb.Spec.Selector.MatchLabels {
+				assert.Equal(t, v, objs.DriverPod.Labels[k], "the budget selects the driver Pod")
+			}
+			assert.Contains(t, objs.List(), any(pdb))
+		})
+	}
+	named := build(t, newApp(ask, func(a *v1beta2.SparkApplication) { a.Spec.Driver.PodName = ptr.To("etl-driver-0") }), Options{DriverPDBs: true})
+	assert.Equal(t, "etl-driver-0", named.DriverPDB.Name, "named after the driver Pod, as Kubeflow's")
+}

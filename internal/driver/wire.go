@@ -3,6 +3,7 @@ package driver
 import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -28,6 +29,8 @@ func Wire(obj any) any {
 		return &specOnly[corev1.ServiceSpec]{TypeMeta: o.TypeMeta, Metadata: &o.ObjectMeta, Spec: &o.Spec}
 	case *networkingv1.Ingress:
 		return &specOnly[networkingv1.IngressSpec]{TypeMeta: o.TypeMeta, Metadata: &o.ObjectMeta, Spec: &o.Spec}
+	case *policyv1.PodDisruptionBudget:
+		return &specOnly[policyv1.PodDisruptionBudgetSpec]{TypeMeta: o.TypeMeta, Metadata: &o.ObjectMeta, Spec: &o.Spec}
 	}
 	return obj
 }

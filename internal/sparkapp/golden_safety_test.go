@@ -1,6 +1,7 @@
 package sparkapp
 
 import (
+	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -49,6 +50,15 @@ func safetyCases() []goldenCase {
 			w.children[keyPod]["spark-pi-driver"] = driverPod
 			w.advance(time.Second)
 		})},
+		{name: "running-driver-pdb", setup: func(t *testing.T) *world {
+			w := newWorld(t, sparkPi+"  driverPodDisruptionBudget: true\n")
+			w.children[keyPDB] = map[string]map[string]any{}
+			w.settle()
+			w.advance(4 * time.Second)
+			w.driverRunning(true)
+			w.settle()
+			return w
+		}},
 		{name: "running-null-observed-child", setup: then(running(sparkPi, 2), func(w *world) {
 			w.children[keyConfigMap]["ghost"] = nil
 			w.execs["ghost-exec"] = nil

@@ -762,3 +762,35 @@ func TestFirstDecisionIsDatedAtCreation(t *testing.T) {
 	assert.True(t, late.app.Status.LastSubmissionAttemptTime.Equal(&metav1.Time{Time: worldStart.Add(time.Hour)}),
 		"a first sync an hour late is dated now, so the submission grace is not already spent")
 }
+
+// With the registration declaring PodDisruptionBudgets, an application that asks for one gets it
+// with its driver, keeps it while the attempt runs, and gives it up when the attempt ends; the
+// next attempt gets its own.
+func TestScenarioDriverPodDisruptionBudget(t *testing.T) {
+	w := newWorld(t, withRestart(sparkPi+"  driverPodDisruptionBudget: true\n", onFailure))
+	w.children[keyPDB] = map[string]map[string]any{}
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	require.Contains(t, w.children[keyPDB], "spark-pi-driver")
+	selector := w.children[keyPDB]["spark-pi-driver"]["spec"].(map[string]any)["selector"].(map[string]any)["matchLabels"].(map[string]any)
+	assert.Equal(t, w.app.Status.SparkApplicationID, selector[driver.LabelAppSelector])
+
+	w.driverExited(1, "Error")
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateFailing, w.state())
+	assert.Empty(t, w.children[keyPDB], "a failed attempt releases its budget")
+	w.advance(time.Minute)
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	require.Contains(t, w.children[keyPDB], "spark-pi-driver", "the next attempt has its own")
+
+	w.driverExited(0, "Completed")
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateCompleted, w.state())
+	assert.Empty(t, w.children[keyPDB], "a finished application needs no budget")
+	assert.Equal(t, []string{"spark-pi-driver"}, w.podNames(), "the finished driver is still kept for its logs")
+	assert.Empty(t, w.updated)
+	assert.Empty(t, w.drifted)
+}

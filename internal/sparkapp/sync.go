@@ -306,11 +306,13 @@ func (d *decider) failSpec(reason, msg string) {
 	d.decision.ValidationFailed = d.decision.ValidationFailed || reason == reasonInvalidSpec
 }
 
-// buildOptions are the operator's build settings for this request: PodGroups only where the
-// controller registration declares them, which the request shows by carrying the child type.
+// buildOptions are the operator's build settings for this request: PodGroups and driver
+// PodDisruptionBudgets only where the controller registration declares them, which the request
+// shows by carrying the child type.
 func (d *decider) buildOptions() driver.Options {
 	opts := d.cfg.Driver
 	_, opts.PodGroups = d.in.children[keyPodGroup]
+	_, opts.DriverPDBs = d.in.children[keyPDB]
 	return opts
 }
 
@@ -507,7 +509,11 @@ func (d *decider) terminal() {
 	if !expired {
 		d.removeCondition(condExpired)
 	}
-	keep := func(key string, pod *podView) bool { return !release && (key != keyPod || terminatedPod(pod)) }
+	// A finished attempt keeps its driver Pod for its logs, but nothing needs protecting from
+	// evictions any more.
+	keep := func(key string, pod *podView) bool {
+		return !release && key != keyPDB && (key != keyPod || terminatedPod(pod))
+	}
 	if d.endsAttempt() {
 		// Whatever this decides to drop goes in the next sync; see releaseChildren.
 		all := d.observedChildren(func(string, *podView) bool { return true })
