@@ -94,7 +94,10 @@ var sparkApplicationChildren = []childResourceRule{
 	child("networking.k8s.io/v1", "ingresses", "InPlace"),
 }
 
-var volcanoPodGroups = child("scheduling.volcano.sh/v1beta1", "podgroups", "InPlace")
+var (
+	volcanoPodGroups = child("scheduling.volcano.sh/v1beta1", "podgroups", "InPlace")
+	driverPDBs       = child("policy/v1", "poddisruptionbudgets", "InPlace")
+)
 
 func child(apiVersion, resource, method string) childResourceRule {
 	return childResourceRule{
@@ -139,7 +142,7 @@ func hookURLs(t *testing.T, cc *compositeController, base *url.URL) map[string]s
 	return paths
 }
 
-func checkSparkApplicationController(t *testing.T, cc *compositeController, base *url.URL, withPodGroups bool) {
+func checkSparkApplicationController(t *testing.T, cc *compositeController, base *url.URL, withPodGroups, withPDBs bool) {
 	t.Helper()
 	require.NotNil(t, cc, "no CompositeController for sparkapplications")
 	assert.Equal(t, resourceRule{APIVersion: "sparkoperator.k8s.io/v1beta2", Resource: "sparkapplications"}, cc.Spec.ParentResource.resourceRule)
@@ -149,6 +152,9 @@ func checkSparkApplicationController(t *testing.T, cc *compositeController, base
 	want := slices.Clone(sparkApplicationChildren)
 	if withPodGroups {
 		want = append(want, volcanoPodGroups)
+	}
+	if withPDBs {
+		want = append(want, driverPDBs)
 	}
 	assert.Equal(t, want, cc.Spec.ChildResources)
 	assert.Equal(t, map[string]string{
@@ -293,12 +299,12 @@ func TestStaticRegistrations(t *testing.T) {
 	hookBase := mustParseURL(t, staticHookBase)
 
 	require.Len(t, base.compositeControllers, 2)
-	checkSparkApplicationController(t, base.controllerFor("sparkapplications"), hookBase, false)
+	checkSparkApplicationController(t, base.controllerFor("sparkapplications"), hookBase, false, false)
 	checkScheduledController(t, base.controllerFor("scheduledsparkapplications"), hookBase)
 
 	require.Len(t, volcano.compositeControllers, 1)
 	variant := volcano.controllerFor("sparkapplications")
-	checkSparkApplicationController(t, variant, hookBase, true)
+	checkSparkApplicationController(t, variant, hookBase, true, false)
 	// Applied instead of the base file, so it must replace it: same name, same everything else.
 	plain := base.controllerFor("sparkapplications")
 	assert.Equal(t, plain.Name, variant.Name)
