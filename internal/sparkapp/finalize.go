@@ -14,8 +14,8 @@ func Finalize(req *metacontroller.SyncRequest) (*metacontroller.SyncResponse, er
 	if err != nil {
 		return nil, err
 	}
-	if in.app.DeletionTimestamp == nil {
-		return nil, requestErrorf("finalize request for SparkApplication %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", in.app.Namespace, in.app.Name)
+	if err := requireDeletion(in.app); err != nil {
+		return nil, err
 	}
 	return finalize(in), nil
 }

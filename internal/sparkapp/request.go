@@ -34,6 +34,15 @@ func requestErrorf(format string, args ...any) error {
 	return metacontroller.RequestErrorf(format, args...)
 }
 
+// requireDeletion refuses to finalize a parent that is not being deleted: Metacontroller never
+// asks that, and the answer, no children, would delete every one of them.
+func requireDeletion(app *v1beta2.SparkApplication) error {
+	if app.DeletionTimestamp == nil {
+		return requestErrorf("finalizing SparkApplication %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", app.Namespace, app.Name)
+	}
+	return nil
+}
+
 // podView is the part of a Pod the decision reads. Decoding into it instead of corev1.Pod skips
 // managedFields and the spec, which are most of the bytes of a thousand executor Pods.
 type podView struct {
@@ -92,8 +101,10 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Finalizing && app.DeletionTimestamp == nil {
-		return nil, requestErrorf("finalizing request for SparkApplication %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", app.Namespace, app.Name)
+	if req.Finalizing {
+		if err := requireDeletion(app); err != nil {
+			return nil, err
+		}
 	}
 	req.Children.DropAbsent()
 	req.Related.DropAbsent()
