@@ -2,7 +2,6 @@ package mutate
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -12,11 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/sparkhooks/sparkhooks/internal/admission"
 )
 
-// ReviewAPIVersion is the only AdmissionReview version answered; the webhook registration must
-// list it in admissionReviewVersions.
-const ReviewAPIVersion = "admission.k8s.io/v1"
+// ReviewAPIVersion is the only AdmissionReview version answered.
+const ReviewAPIVersion = admission.ReviewAPIVersion
 
 // DenialCustomization is the rule name reported when a pod's customization annotation cannot be
 // applied.
@@ -47,10 +47,7 @@ func Review(body []byte, p *Policy) (*admissionv1.AdmissionReview, Outcome, erro
 	if err != nil {
 		return nil, Outcome{}, err
 	}
-	out := &admissionv1.AdmissionReview{Response: resp}
-	out.APIVersion = ReviewAPIVersion
-	out.Kind = "AdmissionReview"
-	return out, outcome, nil
+	return admission.Answer(resp), outcome, nil
 }
 
 // podReview is an AdmissionReview cut down to what the webhook reads, with the object decoded
@@ -87,13 +84,21 @@ func review(body []byte, p *Policy) (*admissionv1.AdmissionResponse, Outcome, er
 		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &full); err != nil {
 			return nil, Outcome{}, fmt.Errorf("body is not an AdmissionReview: %w", err)
 		}
-		if err := checkEnvelope(full.TypeMeta, full.Request == nil, full.Request != nil && full.Request.UID == ""); err != nil {
+		var uid types.UID
+		if full.Request != nil {
+			uid = full.Request.UID
+		}
+		if err := admission.CheckEnvelope(full.TypeMeta, full.Request != nil, uid); err != nil {
 			return nil, Outcome{}, err
 		}
 		resp, outcome := Mutate(full.Request, p)
 		return resp, outcome, nil
 	}
-	if err := checkEnvelope(in.TypeMeta, in.Request == nil, in.Request != nil && in.Request.UID == ""); err != nil {
+	var uid types.UID
+	if in.Request != nil {
+		uid = in.Request.UID
+	}
+	if err := admission.CheckEnvelope(in.TypeMeta, in.Request != nil, uid); err != nil {
 		return nil, Outcome{}, err
 	}
 	req := in.Request
@@ -106,18 +111,6 @@ func review(body []byte, p *Policy) (*admissionv1.AdmissionResponse, Outcome, er
 	}
 	resp, outcome := mutatePod(resp, req.Namespace, req.Object, p)
 	return resp, outcome, nil
-}
-
-func checkEnvelope(tm metav1.TypeMeta, noRequest, noUID bool) error {
-	switch {
-	case tm.APIVersion != ReviewAPIVersion || tm.Kind != "AdmissionReview":
-		return fmt.Errorf("body is %q %q, want %s AdmissionReview (register the webhook with admissionReviewVersions [v1])", tm.APIVersion, tm.Kind, ReviewAPIVersion)
-	case noRequest:
-		return errors.New("AdmissionReview has no request")
-	case noUID:
-		return errors.New("AdmissionReview request has no uid")
-	}
-	return nil
 }
 
 // isPodCreate reports whether a request is ours. Only pod creation is: the registration asks for

@@ -3,7 +3,6 @@ package validate
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -13,11 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/sparkhooks/sparkhooks/internal/admission"
 )
 
-// ReviewAPIVersion is the only AdmissionReview version answered; the webhook registration must
-// list it in admissionReviewVersions.
-const ReviewAPIVersion = "admission.k8s.io/v1"
+// ReviewAPIVersion is the only AdmissionReview version answered.
+const ReviewAPIVersion = admission.ReviewAPIVersion
 
 // Refusal reasons, the values of Outcome.Refusal.
 const (
@@ -66,19 +66,15 @@ func Review(body []byte, kind Kind, now time.Time) (*admissionv1.AdmissionReview
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &in); err != nil {
 		return nil, Outcome{}, fmt.Errorf("body is not an AdmissionReview: %w", err)
 	}
-	switch {
-	case in.APIVersion != ReviewAPIVersion || in.Kind != "AdmissionReview":
-		return nil, Outcome{}, fmt.Errorf("body is %q %q, want %s AdmissionReview (register the webhook with admissionReviewVersions [v1])", in.APIVersion, in.Kind, ReviewAPIVersion)
-	case in.Request == nil:
-		return nil, Outcome{}, errors.New("AdmissionReview has no request")
-	case in.Request.UID == "":
-		return nil, Outcome{}, errors.New("AdmissionReview request has no uid")
+	var uid types.UID
+	if in.Request != nil {
+		uid = in.Request.UID
+	}
+	if err := admission.CheckEnvelope(in.TypeMeta, in.Request != nil, uid); err != nil {
+		return nil, Outcome{}, err
 	}
 	resp, outcome := decide(in.Request, kind, now)
-	out := &admissionv1.AdmissionReview{Response: resp}
-	out.APIVersion = ReviewAPIVersion
-	out.Kind = "AdmissionReview"
-	return out, outcome, nil
+	return admission.Answer(resp), outcome, nil
 }
 
 func decide(req *request, kind Kind, now time.Time) (*admissionv1.AdmissionResponse, Outcome) {
