@@ -75,7 +75,7 @@ func newDecider(in *input, now time.Time, cfg Config) *decider {
 	// what the user wrote; the status is copied by value and only ever replaced field by field
 	// (conditions are edited in place, and nothing reads the observed ones afterwards).
 	hash := specHash(&in.app.Spec)
-	v1beta2.SetSparkApplicationDefaults(in.app)
+	errs := v1beta2.DefaultAndValidate(in.app)
 	d := &decider{
 		in:      in,
 		cfg:     cfg,
@@ -85,7 +85,7 @@ func newDecider(in *input, now time.Time, cfg Config) *decider {
 		hash:    hash,
 		status:  in.app.Status,
 	}
-	if errs := v1beta2.ValidateSparkApplication(in.app); len(errs) > 0 {
+	if len(errs) > 0 {
 		d.invalid = errs.ToAggregate().Error()
 	}
 	d.status.ObservedGeneration = in.app.Generation

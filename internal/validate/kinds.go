@@ -70,11 +70,9 @@ type sparkApplication struct{ v1beta2.SparkApplication }
 
 func (a *sparkApplication) spec() any { return &a.Spec }
 
-// validate does what the sync hook does on every sync (internal/sparkapp newDecider): default,
-// then validate. A test holds the two verdicts equal.
+// validate is the sync hook's own verdict; a test holds the two equal on every golden.
 func (a *sparkApplication) validate(time.Time) field.ErrorList {
-	v1beta2.SetSparkApplicationDefaults(&a.SparkApplication)
-	return v1beta2.ValidateSparkApplication(&a.SparkApplication)
+	return v1beta2.DefaultAndValidate(&a.SparkApplication)
 }
 
 type scheduledSparkApplication struct {

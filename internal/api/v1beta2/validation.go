@@ -26,6 +26,13 @@ func ValidateSparkApplication(app *SparkApplication) field.ErrorList {
 	return append(errs, ValidateSparkApplicationSpec(&app.Spec, app.Namespace, field.NewPath("spec"))...)
 }
 
+// DefaultAndValidate applies the defaults to app in place, then validates it: the verdict the
+// sync hook decides with and the validating webhook admits by, so that the two never differ.
+func DefaultAndValidate(app *SparkApplication) field.ErrorList {
+	SetSparkApplicationDefaults(app)
+	return ValidateSparkApplication(app)
+}
+
 // ValidateScheduledSparkApplication checks a ScheduledSparkApplication and its template. The
 // schedule's syntax and time zone are left to the scheduler, which reports them in the status.
 func ValidateScheduledSparkApplication(ssa *ScheduledSparkApplication) field.ErrorList {
