@@ -25,7 +25,6 @@ const (
 
 // Condition reasons that the decision reads back.
 const (
-	reasonAwaitingPod       = "DriverPodRequested"
 	reasonInvalidSpec       = "InvalidSpec"
 	reasonBuildFailed       = "BuildFailed"
 	reasonExecutorsStarting = "Starting"

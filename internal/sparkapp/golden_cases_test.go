@@ -91,16 +91,11 @@ func goldenCases() []goldenCase {
 			w.settle()
 			w.advance(10 * time.Second)
 		})},
-		{name: "submitted-driver-never-created", setup: then(fresh(sparkPi), func(w *world) {
-			w.rejectPods = true
-			w.settle()
-			w.advance(31 * time.Second)
-		})},
-		{name: "submitted-driver-never-created-retry", setup: then(fresh(withRestart(sparkPi, onFailure)), func(w *world) {
-			w.rejectPods = true
-			w.settle()
-			w.advance(31 * time.Second)
-		})},
+		// Past the submission grace a driver that never appeared is believed missing only
+		// after the missing-driver grace, like one that was seen and is gone.
+		{name: "submitted-driver-not-created-in-grace", setup: then(fresh(sparkPi), neverCreated(0))},
+		{name: "submitted-driver-never-created", setup: then(fresh(sparkPi), neverCreated(10*time.Second))},
+		{name: "submitted-driver-never-created-retry", setup: then(fresh(withRestart(sparkPi, onFailure)), neverCreated(10*time.Second))},
 		{name: "driver-started", setup: then(fresh(sparkPi), func(w *world) { w.settle(); w.advance(4 * time.Second); w.driverRunning(true) })},
 		{name: "running-with-executors", setup: running(sparkPi, 2)},
 		{name: "running-executor-lost", setup: then(running(sparkPi, 2), func(w *world) { delete(w.execs, "spark-pi-exec-2") })},
@@ -248,4 +243,18 @@ func jsonChanges(got, def map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// neverCreated lets the submission grace of a driver Pod that the API server refuses run out,
+// then the given part of the missing-driver grace.
+func neverCreated(missingFor time.Duration) func(*world) {
+	return func(w *world) {
+		w.rejectPods = true
+		w.settle()
+		w.advance(31 * time.Second)
+		if missingFor > 0 {
+			w.settle()
+			w.advance(missingFor)
+		}
+	}
 }

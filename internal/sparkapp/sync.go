@@ -289,8 +289,7 @@ func (d *decider) submit() {
 	d.removeCondition(condDriverMissing, condTimedOut, condFailed, condExpired)
 	d.setCondition(condDriverRequested, metav1.ConditionTrue, "Submitted",
 		fmt.Sprintf("attempt %d submitted as %s (Spark application %s)", attempt, sub.SubmissionID, sub.AppID), d.now)
-	d.setCondition(condDriverStarted, metav1.ConditionFalse, reasonAwaitingPod, "waiting for the driver Pod to be created", d.now)
-	d.setCondition(condDriverReady, metav1.ConditionFalse, reasonAwaitingPod, "waiting for the driver Pod to be created", d.now)
+	d.driverNotStarted()
 	d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsStarting, "waiting for the driver", d.now)
 
 	d.children = objs.List()

@@ -18,8 +18,10 @@ func (d *decider) track() {
 		return
 	}
 	d.removeCondition(condDriverMissing)
-	d.refreshUIAddress()
 	obs := observeDriver(pod)
+	if obs.state != v1beta2.DriverStatePending {
+		d.refreshUIAddress()
+	}
 	switch obs.state {
 	case v1beta2.DriverStatePending:
 		d.driverPending(obs)
@@ -37,8 +39,9 @@ func (d *decider) track() {
 	}
 }
 
-// refreshUIAddress fills in the UI Service's cluster address once the Service exists: it is
-// allocated after the submission.
+// refreshUIAddress fills in the UI Service's cluster address, allocated after the submission,
+// once the driver has started: the UI is reachable only then, and reporting it earlier would
+// cost a status write of its own.
 func (d *decider) refreshUIAddress() {
 	info := &d.status.DriverInfo
 	if info.WebUIAddress != "" || info.WebUIServiceName == "" || info.WebUIPort == 0 {
@@ -60,26 +63,21 @@ func (d *decider) currentDriver() *podView {
 }
 
 // driverAbsent handles an active attempt whose driver Pod is not among the children: not yet
-// created, or gone.
+// created, or gone. The hook does not record that a Pod was seen Pending, since that would
+// cost a status write on every application; so a driver that has not started is given the
+// submission grace to appear, as if it had never been created.
 func (d *decider) driverAbsent() {
-	if d.awaitingPod() {
-		due := d.status.LastSubmissionAttemptTime.Add(d.cfg.SubmissionGrace)
-		if d.now.Before(due) {
+	notStarted := d.status.AppState.State == v1beta2.ApplicationStateSubmitted
+	if notStarted {
+		if due := d.status.LastSubmissionAttemptTime.Add(d.cfg.SubmissionGrace); d.now.Before(due) {
 			d.activeChildren(true)
 			d.wakeAt(due)
 			return
 		}
-		d.status.ExecutionAttempts = max(d.status.ExecutionAttempts-1, 0)
-		msg := fmt.Sprintf("driver Pod %s was not created within %s of the submission; look for quota, LimitRange or admission webhook errors in the events of namespace %s",
-			d.status.DriverInfo.PodName, d.cfg.SubmissionGrace, d.in.app.Namespace)
-		d.setState(v1beta2.ApplicationStateFailedSubmission, msg)
-		d.setCondition(condDriverRequested, metav1.ConditionFalse, ReasonDriverNotCreated, msg, d.now)
-		d.submissionFailed()
-		return
 	}
 
-	// A Pod that was seen and is now missing may be one stale read away: believe it only after
-	// a grace period, remembered in the DriverMissing condition.
+	// A Pod that is missing may be one stale read away: believe it only after a grace period,
+	// remembered in the DriverMissing condition.
 	missing := d.condition(condDriverMissing)
 	if missing == nil {
 		d.setCondition(condDriverMissing, metav1.ConditionTrue, ReasonDriverMissing,
@@ -92,28 +90,43 @@ func (d *decider) driverAbsent() {
 		d.wakeAt(due)
 		return
 	}
+	if notStarted {
+		d.status.ExecutionAttempts = max(d.status.ExecutionAttempts-1, 0)
+		msg := fmt.Sprintf("driver Pod %s was not created, or was removed before it started, within %s of the submission; look for quota, LimitRange or admission webhook errors in the events of namespace %s",
+			d.status.DriverInfo.PodName, d.cfg.SubmissionGrace, d.in.app.Namespace)
+		d.setState(v1beta2.ApplicationStateFailedSubmission, msg)
+		d.setCondition(condDriverRequested, metav1.ConditionFalse, ReasonDriverNotCreated, msg, d.now)
+		d.submissionFailed()
+		return
+	}
 	d.attemptFailed(ReasonDriverMissing,
 		fmt.Sprintf("driver Pod %s disappeared while the application ran (deleted by hand, or lost with its node)", d.status.DriverInfo.PodName), since)
 	d.trackExecutors(time.Time{})
 }
 
-// awaitingPod is true until the driver Pod of the current attempt has been seen once.
-func (d *decider) awaitingPod() bool {
-	c := d.condition(condDriverStarted)
-	return d.status.AppState.State == v1beta2.ApplicationStateSubmitted && c != nil && c.Reason == reasonAwaitingPod
+// driverNotStarted sets the start-up conditions of a driver that has not started, the same
+// whether its Pod is requested, observed Pending or creating its containers, so that these
+// steps cost no status write.
+func (d *decider) driverNotStarted() {
+	d.setCondition(condDriverStarted, metav1.ConditionFalse, "Pending", "the driver Pod is waiting to be created, scheduled and started", d.now)
+	d.setCondition(condDriverReady, metav1.ConditionFalse, "DriverNotStarted", "the driver has not started", d.now)
 }
+
+// routineWaits are the container waiting reasons every driver passes through; any other is
+// worth a status write to explain why the driver does not start.
+var routineWaits = map[string]bool{"": true, "ContainerCreating": true, "PodInitializing": true}
 
 func (d *decider) driverPending(obs driverObservation) {
 	d.setState(v1beta2.ApplicationStateSubmitted, "")
-	reason, msg := "Pending", "the driver Pod is waiting to be scheduled or started"
-	if obs.waiting != "" {
-		reason, msg = obs.waiting, "the driver container is waiting: "+obs.waiting
+	d.driverNotStarted()
+	msg := "the driver Pod is waiting to be scheduled or started"
+	if !routineWaits[obs.waiting] {
+		msg = "the driver container is waiting: " + obs.waiting
 		if obs.waitingOn != "" {
 			msg += ": " + obs.waitingOn
 		}
+		d.setCondition(condDriverStarted, metav1.ConditionFalse, conditionReason(obs.waiting), msg, d.now)
 	}
-	d.setCondition(condDriverStarted, metav1.ConditionFalse, conditionReason(reason), msg, d.now)
-	d.setCondition(condDriverReady, metav1.ConditionFalse, "DriverNotStarted", "the driver has not started", d.now)
 
 	created := obs.created
 	if created.IsZero() {

@@ -265,6 +265,16 @@ func (w *world) checkChildrenWrittenOnce(t *testing.T, name string) {
 	require.Positive(t, c.Creates)
 }
 
+// checkStatusWritesPerState checks that the application's status was written once per state
+// it went through, and no more: conditions and driver details that change within a state ride
+// along with the state's own write.
+func (w *world) checkStatusWritesPerState(t *testing.T, name string, states ...string) {
+	t.Helper()
+	w.requireStates(t, name, strings.Join(states, " "))
+	writes := w.controllers[appControllerName].Stats(w.ns, name).StatusWrites
+	require.Equal(t, len(states), writes, "status writes of %s: one per state %v%s", name, states, w.statusHistory(name, states[0]))
+}
+
 // changedFields describes the top-level status fields that differ between two versions, with
 // their values before and after.
 func changedFields(a, b *unstructured.Unstructured) string {
