@@ -53,7 +53,7 @@ memload:
 
 ## e2e: end-to-end tests: the built server, driven by a Metacontroller-contract test controller,
 ## against an in-process API server (embedded etcd, the CRDs, core/v1) with kubectl as the user.
-## `make e2e E2EFLAGS=-race` runs the tests, the API server and the server binary under the race
-## detector.
+## `make e2e E2EFLAGS=-race` (what CI runs) runs the tests, the API server and the server binary
+## under the race detector.
 e2e:
 	$(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 15m ./test/e2e/...
