@@ -1,7 +1,7 @@
 package schedule
 
 import (
-	"encoding/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
@@ -15,6 +15,7 @@ func requestErrorf(format string, args ...any) error {
 // input is a decoded sync request.
 type input struct {
 	ssa              *v1beta2.ScheduledSparkApplication
+	specErrs         field.ErrorList // the parts of the stored spec that did not decode
 	startingDeadline *int64
 	runs             []run // oldest first
 	foreign          []*foreignObject
@@ -27,10 +28,12 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if len(req.Parent) == 0 || string(req.Parent) == "null" {
 		return nil, requestErrorf("request has no parent")
 	}
-	var p v1beta2.ScheduledSparkApplication
-	if err := json.Unmarshal(req.Parent, &p); err != nil {
+	// A spec that does not decode is the user's error, reported as FailedValidation.
+	parent, specErrs, err := v1beta2.DecodeScheduledSparkApplication(req.Parent)
+	if err != nil {
 		return nil, requestErrorf("decode parent ScheduledSparkApplication: %w", err)
 	}
+	p := *parent
 	// An empty kind or apiVersion is accepted: both are implied by the hook's URL.
 	if p.Kind != "" && p.Kind != v1beta2.KindScheduledSparkApplication {
 		return nil, requestErrorf("parent is a %s, want %s", p.Kind, v1beta2.KindScheduledSparkApplication)
@@ -54,8 +57,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if err := req.Children.CheckNames(); err != nil {
 		return nil, requestErrorf("%w", err)
 	}
-	in := &input{ssa: &p, startingDeadline: p.Spec.StartingDeadlineSeconds}
-	var err error
+	in := &input{ssa: &p, specErrs: specErrs, startingDeadline: p.Spec.StartingDeadlineSeconds}
 	in.runs, in.foreign, err = observeRuns(req.Children, p.Name)
 	if err != nil {
 		return nil, err

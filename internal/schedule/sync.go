@@ -93,6 +93,9 @@ func (d *decider) decide() {
 
 // validate checks the whole object, the schedule as this package reads it included.
 func (d *decider) validate() (*cronSchedule, field.ErrorList) {
+	if len(d.in.specErrs) > 0 {
+		return nil, d.in.specErrs
+	}
 	return validate(d.in.ssa, d.now)
 }
 

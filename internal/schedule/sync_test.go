@@ -95,7 +95,7 @@ func TestSyncRequestErrors(t *testing.T) {
 		{"child not an object", func(r map[string]any) {
 			r["children"] = map[string]any{ChildKey: map[string]any{"x": "text"}}
 		}, "decode observed"},
-		{"schedule not a string", func(r map[string]any) { r["parent"].(map[string]any)["spec"].(map[string]any)["schedule"] = 5 }, "decode parent"},
+		{"metadata not an object", func(r map[string]any) { r["parent"].(map[string]any)["metadata"] = "nightly-pi" }, "decode parent"},
 		{"wrong apiVersion", func(r map[string]any) { r["parent"].(map[string]any)["apiVersion"] = "sparkoperator.k8s.io/v1beta1" },
 			"parent has apiVersion sparkoperator.k8s.io/v1beta1, want sparkoperator.k8s.io/v1beta2"},
 		{"finalizing a parent not being deleted", func(r map[string]any) { r["finalizing"] = true },
@@ -582,6 +582,34 @@ func TestSyncSimulatedDays(t *testing.T) {
 			}
 			assert.LessOrEqual(t, len(w.parent.Status.PastSuccessfulRunNames), 3)
 			assert.LessOrEqual(t, len(w.parent.Status.PastFailedRunNames), 2)
+		})
+	}
+}
+
+// A spec value of the wrong JSON type, which the CRD lets through inside the schemaless pod
+// templates, is the user's error: FailedValidation naming the field, runs kept.
+func TestSpecThatDoesNotDecodeFailsValidation(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(spec map[string]any)
+		want   string
+	}{
+		{"schedule a number", func(spec map[string]any) { spec["schedule"] = 5 }, "spec.schedule: Invalid value: must be a string, not a number"},
+		{"template containers a string", func(spec map[string]any) {
+			spec["template"].(map[string]any)["driver"] = map[string]any{"template": map[string]any{"spec": map[string]any{"containers": "spark"}}}
+		}, "spec.template.driver.template.spec.containers: Invalid value: must be a list, not a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m map[string]any
+			require.NoError(t, jsonRoundTrip(request(t, newParent("@hourly")), &m))
+			tt.mutate(m["parent"].(map[string]any)["spec"].(map[string]any))
+			resp, _, err := Sync(decodeSyncRequest(t, m), at("2024-06-03T10:00:00Z"), Config{})
+			require.NoError(t, err)
+			var status v1beta2.ScheduledSparkApplicationStatus
+			require.NoError(t, jsonRoundTrip(resp.Status, &status))
+			assert.Equal(t, v1beta2.ScheduleStateFailedValidation, status.ScheduleState)
+			assert.Equal(t, tt.want, status.Reason)
 		})
 	}
 }

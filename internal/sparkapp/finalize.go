@@ -35,7 +35,8 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	if req == nil {
 		return nil, requestErrorf("empty request")
 	}
-	app, err := decodeParent(req.Parent)
+	// The executor selector needs only the name; a spec that did not decode is the sync's to report.
+	app, _, err := decodeParent(req.Parent)
 	if err != nil {
 		return nil, err
 	}

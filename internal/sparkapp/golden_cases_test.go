@@ -96,6 +96,7 @@ func goldenCases() []goldenCase {
 		{name: "submitted-driver-not-created-in-grace", setup: then(fresh(sparkPi), neverCreated(0))},
 		{name: "submitted-driver-never-created", setup: then(fresh(sparkPi), neverCreated(10*time.Second))},
 		{name: "submitted-driver-never-created-retry", setup: then(fresh(withRestart(sparkPi, onFailure)), neverCreated(10*time.Second))},
+		{name: "new-spec-does-not-decode", setup: then(fresh(sparkPi), func(w *world) { w.specEdit = driverContainersString })},
 		{name: "driver-started", setup: then(fresh(sparkPi), func(w *world) { w.settle(); w.advance(4 * time.Second); w.driverRunning(true) })},
 		{name: "running-with-executors", setup: running(sparkPi, 2)},
 		{name: "running-executor-lost", setup: then(running(sparkPi, 2), func(w *world) { delete(w.execs, "spark-pi-exec-2") })},

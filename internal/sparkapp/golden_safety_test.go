@@ -59,9 +59,16 @@ func safetyCases() []goldenCase {
 			w.settle()
 			return w
 		}},
+		// The CRD keeps pod templates without a schema, so a stored spec may not decode.
+		{name: "running-spec-does-not-decode", setup: then(running(sparkPi, 2), func(w *world) { w.specEdit = driverContainersString })},
 		{name: "running-null-observed-child", setup: then(running(sparkPi, 2), func(w *world) {
 			w.children[keyConfigMap]["ghost"] = nil
 			w.execs["ghost-exec"] = nil
 		})},
 	}
+}
+
+// driverContainersString gives the driver template a containers field of the wrong JSON type.
+func driverContainersString(spec map[string]any) {
+	spec["driver"].(map[string]any)["template"] = map[string]any{"spec": map[string]any{"containers": "spark"}}
 }

@@ -244,6 +244,12 @@ func mutations(req map[string]any) []mutation {
 	add("spec-suspend", func(r map[string]any) { spec(r)["suspend"] = true })
 	add("spec-arguments-edited", func(r map[string]any) { spec(r)["arguments"] = []any{"7"} })
 	add("spec-invalid", func(r map[string]any) { obj(spec(r), "executor")["memory"] = "lots" })
+	add("spec-does-not-decode", func(r map[string]any) {
+		obj(spec(r), "executor")["template"] = map[string]any{"spec": map[string]any{"containers": "spark"}}
+	})
+	add("spec-quantity-does-not-parse", func(r map[string]any) {
+		obj(spec(r), "driver")["template"] = map[string]any{"spec": map[string]any{"overhead": map[string]any{"cpu": "lots"}}}
+	})
 	add("spec-retain-never", func(r map[string]any) { spec(r)["resourceRetainPolicy"] = "Never" })
 	add("spec-ttl-zero", func(r map[string]any) { spec(r)["timeToLiveSeconds"] = 0 })
 	for _, secs := range []int64{315360000, 10000000000, 9223372036854775807} {

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
@@ -65,6 +66,7 @@ type serviceView struct {
 // input is a decoded sync request.
 type input struct {
 	app      *v1beta2.SparkApplication // as stored, status included
+	specErrs field.ErrorList           // the parts of the stored spec that did not decode
 	children metacontroller.ChildMap
 	// drivers are every observed Pod child, sorted by name, whatever their labels say: the
 	// driver is the only Pod a SparkApplication owns, and a label edited by a user or a policy
@@ -73,31 +75,33 @@ type input struct {
 	execs   []*podView // related executor Pods of any attempt, sorted by executor id
 }
 
-func decodeParent(raw json.RawMessage) (*v1beta2.SparkApplication, error) {
+// decodeParent reads the parent. A spec that does not decode is the user's error, reported in
+// the status like any invalid spec, so it comes back as field errors, not as a request error.
+func decodeParent(raw json.RawMessage) (*v1beta2.SparkApplication, field.ErrorList, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, requestErrorf("request has no parent")
+		return nil, nil, requestErrorf("request has no parent")
 	}
-	app := &v1beta2.SparkApplication{}
-	if err := json.Unmarshal(raw, app); err != nil {
-		return nil, requestErrorf("decode parent SparkApplication: %w", err)
+	app, specErrs, err := v1beta2.DecodeSparkApplication(raw)
+	if err != nil {
+		return nil, nil, requestErrorf("decode parent SparkApplication: %w", err)
 	}
 	if app.Kind != "" && app.Kind != v1beta2.KindSparkApplication {
-		return nil, requestErrorf("parent is a %s, want %s", app.Kind, v1beta2.KindSparkApplication)
+		return nil, nil, requestErrorf("parent is a %s, want %s", app.Kind, v1beta2.KindSparkApplication)
 	}
 	if want := v1beta2.GroupVersion.String(); app.APIVersion != "" && app.APIVersion != want {
-		return nil, requestErrorf("parent has apiVersion %s, want %s", app.APIVersion, want)
+		return nil, nil, requestErrorf("parent has apiVersion %s, want %s", app.APIVersion, want)
 	}
 	if app.Name == "" || app.UID == "" {
-		return nil, requestErrorf("parent SparkApplication lacks metadata.name or metadata.uid")
+		return nil, nil, requestErrorf("parent SparkApplication lacks metadata.name or metadata.uid")
 	}
-	return app, nil
+	return app, specErrs, nil
 }
 
 func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if req == nil {
 		return nil, requestErrorf("empty request")
 	}
-	app, err := decodeParent(req.Parent)
+	app, specErrs, err := decodeParent(req.Parent)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +115,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if err := req.Children.CheckNames(); err != nil {
 		return nil, requestErrorf("%w", err)
 	}
-	in := &input{app: app, children: req.Children}
+	in := &input{app: app, specErrs: specErrs, children: req.Children}
 	for _, name := range req.Children.Names(keyPod) {
 		pod := &podView{}
 		if _, err := req.Children.Decode(keyPod, name, pod); err != nil {

@@ -76,6 +76,10 @@ func newDecider(in *input, now time.Time, cfg Config) *decider {
 	// (conditions are edited in place, and nothing reads the observed ones afterwards).
 	hash := specHash(&in.app.Spec)
 	errs := v1beta2.DefaultAndValidate(in.app)
+	if len(in.specErrs) > 0 {
+		// What the validation says of a value that did not decode would only confuse.
+		errs = in.specErrs
+	}
 	d := &decider{
 		in:      in,
 		cfg:     cfg,

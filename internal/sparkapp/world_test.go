@@ -42,6 +42,9 @@ type world struct {
 	// updated are the children rewritten because an answer differed from the one recorded at
 	// creation; drifted the same for children Metacontroller never updates (OnDelete).
 	updated, drifted []string
+	// specEdit edits the parent's spec as JSON on its way to the hook, for values the Go types
+	// cannot hold but the CRD lets through (inside the schemaless pod templates).
+	specEdit func(spec map[string]any)
 }
 
 var worldStart = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
@@ -74,6 +77,12 @@ func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
 	}
 	parent, err := json.Marshal(app)
 	require.NoError(w.t, err)
+	if w.specEdit != nil {
+		var obj map[string]any
+		require.NoError(w.t, json.Unmarshal(parent, &obj))
+		w.specEdit(obj["spec"].(map[string]any))
+		parent = mustJSON(w.t, obj)
+	}
 	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
 		Related: metacontroller.ChildMap{keyPod: {}}}
 	for key, objs := range w.children {

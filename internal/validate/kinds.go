@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"encoding/json"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -44,10 +43,12 @@ func SparkApplication() Kind {
 		Kind:         v1beta2.KindSparkApplication,
 		Resource:     "sparkapplications",
 		decode: func(raw []byte) (object, error) {
-			app := &sparkApplication{}
-			// encoding/json, as the sync hook decodes its parent.
-			err := json.Unmarshal(raw, &app.SparkApplication)
-			return app, err
+			// As the sync hook decodes its parent.
+			app, specErrs, err := v1beta2.DecodeSparkApplication(raw)
+			if err != nil {
+				return nil, err
+			}
+			return &sparkApplication{SparkApplication: *app, specErrs: specErrs}, nil
 		},
 	}
 }
@@ -59,28 +60,40 @@ func ScheduledSparkApplication() Kind {
 		Kind:         v1beta2.KindScheduledSparkApplication,
 		Resource:     "scheduledsparkapplications",
 		decode: func(raw []byte) (object, error) {
-			ssa := &scheduledSparkApplication{}
-			err := json.Unmarshal(raw, &ssa.ScheduledSparkApplication)
-			return ssa, err
+			ssa, specErrs, err := v1beta2.DecodeScheduledSparkApplication(raw)
+			if err != nil {
+				return nil, err
+			}
+			return &scheduledSparkApplication{ScheduledSparkApplication: *ssa, specErrs: specErrs}, nil
 		},
 	}
 }
 
-type sparkApplication struct{ v1beta2.SparkApplication }
+type sparkApplication struct {
+	v1beta2.SparkApplication
+	specErrs field.ErrorList // the parts of the spec that did not decode
+}
 
 func (a *sparkApplication) spec() any { return &a.Spec }
 
 // validate is the sync hook's own verdict; a test holds the two equal on every golden.
 func (a *sparkApplication) validate(time.Time) field.ErrorList {
-	return v1beta2.DefaultAndValidate(&a.SparkApplication)
+	if errs := v1beta2.DefaultAndValidate(&a.SparkApplication); len(a.specErrs) == 0 {
+		return errs
+	}
+	return a.specErrs
 }
 
 type scheduledSparkApplication struct {
 	v1beta2.ScheduledSparkApplication
+	specErrs field.ErrorList
 }
 
 func (s *scheduledSparkApplication) spec() any { return &s.Spec }
 
 func (s *scheduledSparkApplication) validate(now time.Time) field.ErrorList {
+	if len(s.specErrs) > 0 {
+		return s.specErrs
+	}
 	return schedule.Validate(&s.ScheduledSparkApplication, now)
 }
