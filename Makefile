@@ -29,7 +29,7 @@ lint:
 ## generate: deepcopy functions and CRDs from the Go types (crds/crds_test.go fails on drift)
 generate:
 	$(CONTROLLER_GEN) object paths=./internal/api/...
-	$(CONTROLLER_GEN) crd paths=./internal/api/... output:crd:artifacts:config=crds
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./internal/api/... output:crd:artifacts:config=crds
 	$(GO) run ./hack/crdtrim crds
 	hack/helm-sync-crds.sh
 

@@ -45,10 +45,10 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs controller-gen through go run")
 	}
-	controllerGen := controllerGenFromMakefile(t)
+	controllerGen, crdGenerator := controllerGenFromMakefile(t)
 
 	generated := t.TempDir()
-	run(t, "go", "run", controllerGen, "crd", "paths=./internal/api/...", "output:crd:artifacts:config="+generated)
+	run(t, "go", "run", controllerGen, crdGenerator, "paths=./internal/api/...", "output:crd:artifacts:config="+generated)
 	crdDir := t.TempDir()
 	require.NoError(t, os.CopyFS(crdDir, os.DirFS(generated)))
 	run(t, "go", "run", "./hack/crdtrim", crdDir)
@@ -62,15 +62,18 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	assertSameFiles(t, objectDir, "../internal/api/v1beta2", "zz_generated.*.go")
 }
 
-// controllerGenFromMakefile returns the pinned controller-gen of the Makefile, so that the test
-// and `make generate` cannot drift apart.
-func controllerGenFromMakefile(t *testing.T) string {
+// controllerGenFromMakefile returns the pinned controller-gen of the Makefile and the crd
+// generator with its options as `make generate` runs it, so that the test and the Makefile
+// cannot drift apart.
+func controllerGenFromMakefile(t *testing.T) (tool, crdGenerator string) {
 	t.Helper()
 	makefile, err := os.ReadFile("../Makefile")
 	require.NoError(t, err)
 	m := regexp.MustCompile(`sigs\.k8s\.io/controller-tools/cmd/controller-gen@\S+`).Find(makefile)
 	require.NotNil(t, m, "the Makefile pins no controller-gen version")
-	return string(m)
+	gen := regexp.MustCompile(`\$\(CONTROLLER_GEN\) (crd\S*) `).FindSubmatch(makefile)
+	require.NotNil(t, gen, "the Makefile runs no controller-gen crd generator")
+	return string(m), string(gen[1])
 }
 
 // assertTrimmedLosslessly checks that crdtrim removed nothing the API server acts on: the
@@ -229,6 +232,9 @@ func TestCRDsPassAPIServerValidation(t *testing.T) {
 
 func TestCRDShape(t *testing.T) {
 	type column struct{ name, typ, path string }
+	// The printer columns are Kubeflow's exactly (its api/v1beta2 printcolumn markers and the
+	// chart's CRDs, v2.5): scripts parse `kubectl get sparkapp`, so order, names and types
+	// (strings where an integer or a date would read better) are copied as they are.
 	tests := []struct {
 		file       string
 		kind       string
@@ -239,11 +245,11 @@ func TestCRDShape(t *testing.T) {
 		{
 			file: sparkApplicationFile, kind: "SparkApplication", plural: "sparkapplications", shortNames: []string{"sparkapp"},
 			columns: []column{
-				{"Status", "string", ".status.applicationState.state"},
-				{"Attempts", "integer", ".status.executionAttempts"},
-				{"Start", "date", ".status.lastSubmissionAttemptTime"},
-				{"Finish", "date", ".status.terminationTime"},
 				{"Suspend", "boolean", ".spec.suspend"},
+				{"Status", "string", ".status.applicationState.state"},
+				{"Attempts", "string", ".status.executionAttempts"},
+				{"Start", "string", ".status.lastSubmissionAttemptTime"},
+				{"Finish", "string", ".status.terminationTime"},
 				{"Age", "date", ".metadata.creationTimestamp"},
 			},
 		},
@@ -252,7 +258,7 @@ func TestCRDShape(t *testing.T) {
 			columns: []column{
 				{"Schedule", "string", ".spec.schedule"},
 				{"TimeZone", "string", ".spec.timeZone"},
-				{"Suspend", "boolean", ".spec.suspend"},
+				{"Suspend", "string", ".spec.suspend"},
 				{"Last Run", "date", ".status.lastRun"},
 				{"Last Run Name", "string", ".status.lastRunName"},
 				{"Age", "date", ".metadata.creationTimestamp"},
@@ -280,9 +286,51 @@ func TestCRDShape(t *testing.T) {
 
 			var got []column
 			for _, c := range version.AdditionalPrinterColumns {
+				assert.Zero(t, c.Priority, "column %s shows in plain kubectl get, as in Kubeflow", c.Name)
 				got = append(got, column{c.Name, c.Type, c.JSONPath})
 			}
 			assert.Equal(t, tt.columns, got)
+		})
+	}
+}
+
+// The metadata of objects embedded in a spec (an ephemeral volume's claim template) keeps its
+// labels and annotations: controller-gen runs with generateEmbeddedObjectMeta, without which
+// the schema declares metadata as an empty object and the API server prunes them.
+func TestEmbeddedObjectMetaKept(t *testing.T) {
+	volume := map[string]any{
+		"name": "scratch",
+		"ephemeral": map[string]any{"volumeClaimTemplate": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"team": "data"}, "annotations": map[string]any{"backup": "never"}},
+			"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "10Gi"}}},
+		}},
+	}
+	spec := map[string]any{
+		"type": "Scala", "mode": "cluster", "image": "apache/spark:3.5.3", "sparkVersion": "3.5.3",
+		"mainApplicationFile": "local:///opt/spark/examples/jars/spark-examples.jar",
+		"driver":              map[string]any{}, "executor": map[string]any{},
+		"volumes": []any{volume},
+	}
+	meta := map[string]any{"name": "pi", "namespace": "spark"}
+	tests := []struct {
+		file string
+		obj  map[string]any
+	}{
+		{sparkApplicationFile, map[string]any{"apiVersion": "sparkoperator.k8s.io/v1beta2", "kind": "SparkApplication", "metadata": meta, "spec": spec}},
+		{scheduledSparkApplicationFile, map[string]any{"apiVersion": "sparkoperator.k8s.io/v1beta2", "kind": "ScheduledSparkApplication", "metadata": meta,
+			"spec": map[string]any{"schedule": "@daily", "template": spec}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			validator, err := crdschema.Load(tt.file)
+			require.NoError(t, err)
+			assert.Empty(t, crdschema.WithoutCELSkipped(validator.Validate(tt.obj)), "labels and annotations of the claim template are declared")
+
+			volume["ephemeral"].(map[string]any)["volumeClaimTemplate"].(map[string]any)["metadata"].(map[string]any)["ownerTeam"] = "data"
+			defer delete(volume["ephemeral"].(map[string]any)["volumeClaimTemplate"].(map[string]any)["metadata"].(map[string]any), "ownerTeam")
+			errs := crdschema.WithoutCELSkipped(validator.Validate(tt.obj))
+			require.Len(t, errs, 1, "a field ObjectMeta lacks is still unknown")
+			assert.Contains(t, errs[0].Field, "volumeClaimTemplate.metadata.ownerTeam")
 		})
 	}
 }

@@ -8,9 +8,11 @@ import (
 // +kubebuilder:resource:scope=Namespaced,shortName=scheduledsparkapp,singular=scheduledsparkapplication
 // +kubebuilder:metadata:annotations="api-approved.kubernetes.io=https://github.com/kubeflow/spark-operator/pull/1298"
 // +kubebuilder:subresource:status
+// Kubeflow's columns, types included (Suspend is a string here, a boolean on SparkApplication);
+// crds/printer_columns_test.go pins them.
 // +kubebuilder:printcolumn:name=Schedule,type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name=TimeZone,type=string,JSONPath=`.spec.timeZone`
-// +kubebuilder:printcolumn:name=Suspend,type=boolean,JSONPath=`.spec.suspend`
+// +kubebuilder:printcolumn:name=Suspend,type=string,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name=Last Run,type=date,JSONPath=`.status.lastRun`
 // +kubebuilder:printcolumn:name=Last Run Name,type=string,JSONPath=`.status.lastRunName`
 // +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`

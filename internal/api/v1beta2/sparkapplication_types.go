@@ -10,11 +10,13 @@ import (
 // +kubebuilder:resource:scope=Namespaced,shortName=sparkapp,singular=sparkapplication
 // +kubebuilder:metadata:annotations="api-approved.kubernetes.io=https://github.com/kubeflow/spark-operator/pull/1298"
 // +kubebuilder:subresource:status
+// The columns are Kubeflow's, types included (Attempts, Start and Finish are strings there),
+// since scripts parse `kubectl get sparkapp`; crds/printer_columns_test.go pins them.
+// +kubebuilder:printcolumn:name=Suspend,type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name=Status,type=string,JSONPath=`.status.applicationState.state`
-// +kubebuilder:printcolumn:name=Attempts,type=integer,JSONPath=`.status.executionAttempts`
-// +kubebuilder:printcolumn:name=Start,type=date,JSONPath=`.status.lastSubmissionAttemptTime`
-// +kubebuilder:printcolumn:name=Finish,type=date,JSONPath=`.status.terminationTime`
-// +kubebuilder:printcolumn:name=Suspend,type=boolean,JSONPath=`.spec.suspend`,priority=1
+// +kubebuilder:printcolumn:name=Attempts,type=string,JSONPath=`.status.executionAttempts`
+// +kubebuilder:printcolumn:name=Start,type=string,JSONPath=`.status.lastSubmissionAttemptTime`
+// +kubebuilder:printcolumn:name=Finish,type=string,JSONPath=`.status.terminationTime`
 // +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`
 
 // SparkApplication is one Spark application run on Kubernetes in cluster mode: the hooks build
