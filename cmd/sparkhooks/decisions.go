@@ -2,7 +2,11 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
@@ -31,6 +35,10 @@ func addDecisionFlags(f *envDefault, o *decisionOptions) {
 		`annotations of every Ingress, as a JSON object, e.g. {"cert-manager.io/cluster-issuer":"letsencrypt"}; an application's own non-empty ingressAnnotations replace them`)
 	f.jsonValue(&o.spark.Driver.IngressTLS, "ingress-tls", "SPARKHOOKS_INGRESS_TLS",
 		`TLS of every Ingress, as a JSON array of networking/v1 IngressTLS, e.g. [{"hosts":["*.spark.example.com"],"secretName":"spark-ui-tls"}]; an application's own non-empty ingressTLS replaces it`)
+	f.list(&o.spark.Driver.KubeSchedulerNames, "kube-scheduler-names", "SPARKHOOKS_KUBE_SCHEDULER_NAMES",
+		"comma-separated kube-scheduler profiles that gang-schedule with the scheduler-plugins coscheduling plugin: an application whose batch scheduler is one of them gets a scheduling.x-k8s.io PodGroup (needs the registration to declare them)")
+	f.string(&o.spark.Driver.DefaultBatchScheduler, "default-batch-scheduler", "SPARKHOOKS_DEFAULT_BATCH_SCHEDULER", def.Driver.DefaultBatchScheduler,
+		"batch scheduler of applications whose spec.batchScheduler is empty: volcano, yunikorn or one of --kube-scheduler-names (empty: none)")
 	f.duration(&o.spark.SubmissionGrace, "submission-grace", "SPARKHOOKS_SUBMISSION_GRACE", def.SubmissionGrace,
 		"how long a submitted driver Pod may take to appear before the submission counts as failed")
 	f.duration(&o.spark.MissingDriverGrace, "missing-driver-grace", "SPARKHOOKS_MISSING_DRIVER_GRACE", def.MissingDriverGrace,
@@ -59,6 +67,9 @@ func (o decisionOptions) validate() error {
 	}
 	if ttl := o.spark.DefaultTimeToLiveSeconds; ttl < 0 || ttl > v1beta2.MaxSeconds {
 		return fmt.Errorf("--default-time-to-live-seconds must be between 0 and %d, got %d", v1beta2.MaxSeconds, ttl)
+	}
+	if err := validateBatchSchedulers(o.spark.Driver.KubeSchedulerNames, o.spark.Driver.DefaultBatchScheduler); err != nil {
+		return err
 	}
 	if o.spark.MaxTrackedExecutors <= 0 {
 		return fmt.Errorf("--max-tracked-executors must be > 0, got %d", o.spark.MaxTrackedExecutors)
@@ -104,4 +115,22 @@ func scheduledSync(cfg schedule.Config) hooks.SyncFunc {
 			ValidationFailed: r.ValidationFailed,
 		}, nil
 	}
+}
+
+// validateBatchSchedulers refuses settings that would leave an application with a batch
+// scheduler no code path handles, as the Kubeflow operator refuses to start with them.
+func validateBatchSchedulers(kubeSchedulers []string, defaultScheduler string) error {
+	for _, name := range kubeSchedulers {
+		if name == "volcano" || name == "yunikorn" {
+			return fmt.Errorf("--kube-scheduler-names: %s has its own integration and cannot be a kube-scheduler name", name)
+		}
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			return fmt.Errorf("--kube-scheduler-names: %q is not a scheduler name: %s", name, strings.Join(errs, "; "))
+		}
+	}
+	switch {
+	case defaultScheduler == "", defaultScheduler == "volcano", defaultScheduler == "yunikorn", slices.Contains(kubeSchedulers, defaultScheduler):
+		return nil
+	}
+	return fmt.Errorf("--default-batch-scheduler %q is neither volcano, yunikorn nor one of --kube-scheduler-names %v", defaultScheduler, kubeSchedulers)
 }

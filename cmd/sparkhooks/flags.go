@@ -84,6 +84,23 @@ func (e *envDefault) integer(p *int, name, env string, def int, usage string) {
 	e.fs.IntVar(p, name, def, fmt.Sprintf("%s [%s]", usage, env))
 }
 
+// list is a comma-separated list: blanks around the items and empty items are dropped.
+func (e *envDefault) list(p *[]string, name, env string, usage string) {
+	set := func(v string) error {
+		*p = nil
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				*p = append(*p, item)
+			}
+		}
+		return nil
+	}
+	if v, ok := e.lookup(env); ok {
+		_ = set(v)
+	}
+	e.fs.Func(name, fmt.Sprintf("%s [%s]", usage, env), set)
+}
+
 // jsonValue decodes a JSON document into p, from the environment and then from the flag.
 func (e *envDefault) jsonValue(p any, name, env, usage string) {
 	decode := func(source, v string) error {

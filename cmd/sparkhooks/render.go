@@ -28,6 +28,9 @@ type renderOptions struct {
 	// volcanoPodGroups renders as if the controller registration declared Volcano PodGroups
 	// as children (chart value metacontroller.volcanoPodGroups, or metacontroller/volcano/).
 	volcanoPodGroups bool
+	// schedulerPluginsPodGroups is the same for scheduler-plugins PodGroups (chart value
+	// metacontroller.schedulerPluginsPodGroups, or metacontroller/scheduler-plugins/).
+	schedulerPluginsPodGroups bool
 }
 
 // render prints what the sync hook would answer for each SparkApplication in a file, as if it
@@ -41,6 +44,8 @@ func render(args []string, stdout, stderr io.Writer) error {
 	f.string(&o.now, "now", "SPARKHOOKS_RENDER_NOW", "", "the sync's clock, RFC 3339 (default: the current time)")
 	f.boolean(&o.volcanoPodGroups, "volcano-podgroups", "SPARKHOOKS_RENDER_VOLCANO_PODGROUPS", false,
 		"render as a controller registration that manages Volcano PodGroups would (chart value metacontroller.volcanoPodGroups)")
+	f.boolean(&o.schedulerPluginsPodGroups, "scheduler-plugins-podgroups", "SPARKHOOKS_RENDER_SCHEDULER_PLUGINS_PODGROUPS", false,
+		"render as a controller registration that manages scheduler-plugins PodGroups would (chart value metacontroller.schedulerPluginsPodGroups), for the schedulers of --kube-scheduler-names")
 	addDecisionFlags(f, &o.decisions)
 	if err := f.parse(args); err != nil {
 		return err
@@ -174,6 +179,9 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 	if ro.volcanoPodGroups {
 		// A declared child type shows in every request, which is how the hook learns of it.
 		req.Children["PodGroup.scheduling.volcano.sh/v1beta1"] = map[string]json.RawMessage{}
+	}
+	if ro.schedulerPluginsPodGroups {
+		req.Children["PodGroup.scheduling.x-k8s.io/v1alpha1"] = map[string]json.RawMessage{}
 	}
 	resp, d, err := sparkapp.Sync(req, now, o.spark)
 	if err != nil {

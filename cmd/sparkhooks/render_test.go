@@ -160,3 +160,35 @@ func TestRenderEveryExample(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, `"kind": "PodGroup"`)
 }
+
+// An application with no batch scheduler of its own, under an operator whose default is a
+// kube-scheduler profile with the coscheduling plugin, renders with a scheduler-plugins
+// PodGroup only where the registration declares them.
+func TestRenderKubeSchedulerPodGroup(t *testing.T) {
+	app := writeFile(t, renderApp)
+	operator := []string{"--kube-scheduler-names", "scheduler-plugins-scheduler, other", "--default-batch-scheduler", "scheduler-plugins-scheduler"}
+	_, err := renderArgs(t, append([]string{"-f", app}, operator...)...)
+	assert.ErrorContains(t, err, "metacontroller.schedulerPluginsPodGroups")
+
+	out, err := renderArgs(t, append([]string{"-f", app, "-o", "json", "--scheduler-plugins-podgroups"}, operator...)...)
+	require.NoError(t, err)
+	var rendered struct {
+		Children []map[string]any `json:"children"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rendered))
+	byKind := map[string]map[string]any{}
+	for _, child := range rendered.Children {
+		byKind[child["kind"].(string)] = child
+	}
+	require.Contains(t, byKind, "PodGroup")
+	assert.Equal(t, "scheduling.x-k8s.io/v1alpha1", byKind["PodGroup"]["apiVersion"])
+	pgName := byKind["PodGroup"]["metadata"].(map[string]any)["name"]
+	driverPod := byKind["Pod"]
+	assert.Equal(t, pgName, driverPod["metadata"].(map[string]any)["labels"].(map[string]any)["scheduling.x-k8s.io/pod-group"])
+	assert.Equal(t, "scheduler-plugins-scheduler", driverPod["spec"].(map[string]any)["schedulerName"])
+	assert.Contains(t, byKind["ConfigMap"]["data"].(map[string]any)["spark.properties"],
+		"spark.kubernetes.executor.label.scheduling.x-k8s.io/pod-group="+pgName.(string))
+
+	_, err = renderArgs(t, "-f", app, "--default-batch-scheduler", "coscheduler")
+	assert.ErrorContains(t, err, `--default-batch-scheduler "coscheduler" is neither volcano, yunikorn nor one of --kube-scheduler-names`)
+}

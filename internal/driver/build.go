@@ -28,9 +28,20 @@ type Options struct {
 	// annotation the user cannot remove.
 	IngressAnnotations map[string]string
 	IngressTLS         []networkingv1.IngressTLS
-	// PodGroups says that Volcano PodGroups may be built: the controller registration declares
-	// them as a child type (Metacontroller rejects a child of an undeclared type).
-	PodGroups bool
+	// VolcanoPodGroups says that Volcano PodGroups may be built: the controller registration
+	// declares them as a child type (Metacontroller rejects a child of an undeclared type).
+	VolcanoPodGroups bool
+	// KubeSchedulerNames are the kube-scheduler profiles that gang-schedule with the
+	// scheduler-plugins coscheduling plugin (Kubeflow's --kube-scheduler-names): an application
+	// whose batch scheduler is one of them gets a scheduling.x-k8s.io PodGroup and the pod-group
+	// label on its driver and executors.
+	KubeSchedulerNames []string
+	// SchedulerPluginsPodGroups says that scheduler-plugins PodGroups may be built: the
+	// registration declares them as a child type.
+	SchedulerPluginsPodGroups bool
+	// DefaultBatchScheduler is the batch scheduler of an application whose spec names none
+	// (Kubeflow's --default-batch-scheduler): volcano, yunikorn or one of KubeSchedulerNames.
+	DefaultBatchScheduler string
 	// DriverPDBs says that driver PodDisruptionBudgets may be built: the controller
 	// registration declares them as a child type, which is the operator's switch for them
 	// (Kubeflow's --enable-driver-pdb).
@@ -39,7 +50,7 @@ type Options struct {
 
 // Objects are the children of one attempt. Optional ones are nil or empty.
 type Objects struct {
-	// PodGroup is the Volcano PodGroup of a gang-scheduled application.
+	// PodGroup is the Volcano or scheduler-plugins PodGroup of a gang-scheduled application.
 	PodGroup      *unstructured.Unstructured
 	DriverPod     *corev1.Pod
 	DriverPDB     *policyv1.PodDisruptionBudget
@@ -113,6 +124,9 @@ func Build(app *v1beta2.SparkApplication, sub Submission, opts Options) (*Object
 	}
 	if err := b.volcano(); err != nil {
 		return nil, wrapBuildError("volcano", err)
+	}
+	if err := b.coscheduling(); err != nil {
+		return nil, wrapBuildError("kube-scheduler", err)
 	}
 	if err := b.executorTemplate(); err != nil {
 		return nil, wrapBuildError("executor pod template", err)

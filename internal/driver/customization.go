@@ -63,9 +63,11 @@ func (b *builder) customization(r roleSpec) *mutate.Customization {
 	if r.priorityClassName != nil {
 		c.PriorityClassName = *r.priorityClassName
 	}
+	// The operator's default batch scheduler names the scheduler too: Kubeflow builds its
+	// PodGroup but leaves the Pods on the default scheduler, which then ignores the group.
 	switch {
-	case b.spec.BatchScheduler != nil && *b.spec.BatchScheduler != "":
-		c.SchedulerName = *b.spec.BatchScheduler
+	case b.batchScheduler() != "":
+		c.SchedulerName = b.batchScheduler()
 	case ps.SchedulerName != nil:
 		c.SchedulerName = *ps.SchedulerName
 	}

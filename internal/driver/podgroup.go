@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,11 +26,11 @@ const (
 // group exists before the driver asks for a node because Metacontroller creates the children
 // of one sync together and Volcano holds a Pod whose group is missing.
 func (b *builder) volcano() error {
-	if b.spec.BatchScheduler == nil || *b.spec.BatchScheduler != volcanoScheduler {
+	if b.batchScheduler() != volcanoScheduler {
 		return nil
 	}
-	if !b.opts.PodGroups {
-		return buildErrorf("spec.batchScheduler is volcano, but the sparkhooks controller does not manage Volcano PodGroups: install it with the Helm value metacontroller.volcanoPodGroups=true (or metacontroller/volcano/), or remove spec.batchScheduler")
+	if !b.opts.VolcanoPodGroups {
+		return buildErrorf("the batch scheduler is volcano, but the sparkhooks controller does not manage Volcano PodGroups: install it with the Helm value metacontroller.volcanoPodGroups=true (or metacontroller/volcano/), or set another spec.batchScheduler")
 	}
 	name := boundedName(volcanoPodGroupAPIPrefix+b.app.Name, "-pg", maxSubdomainName)
 	spec := map[string]any{"minMember": int64(1)}
@@ -62,6 +63,57 @@ func (b *builder) volcano() error {
 	b.conf.set("spark.kubernetes.driver.annotation."+volcanoGroupAnnotation, name)
 	b.conf.set("spark.kubernetes.executor.annotation."+volcanoGroupAnnotation, name)
 	return nil
+}
+
+// The scheduler-plugins coscheduling plugin's names.
+const (
+	coschedulingPodGroupVersion = "scheduling.x-k8s.io/v1alpha1"
+	coschedulingPodGroupLabel   = "scheduling.x-k8s.io/pod-group"
+)
+
+// coscheduling gang-schedules an application on a kube-scheduler profile with the
+// scheduler-plugins coscheduling plugin, as the Kubeflow operator does: a PodGroup named
+// <app>-pg that the driver and the executors join through the pod-group label. Unlike
+// Kubeflow's, minResources is what Spark will request (memory overhead included, "1g" read as
+// Spark reads it), not the spec's strings parsed as Kubernetes quantities.
+func (b *builder) coscheduling() error {
+	scheduler := b.batchScheduler()
+	if scheduler == "" || !slices.Contains(b.opts.KubeSchedulerNames, scheduler) {
+		return nil
+	}
+	if !b.opts.SchedulerPluginsPodGroups {
+		return buildErrorf("the batch scheduler is %s, a kube-scheduler, but the sparkhooks controller does not manage scheduler-plugins PodGroups: install it with the Helm value metacontroller.schedulerPluginsPodGroups=true (or metacontroller/scheduler-plugins/), or set another spec.batchScheduler", scheduler)
+	}
+	name := boundedName(b.app.Name, "-pg", maxSubdomainName)
+	spec := map[string]any{"minMember": int64(1)}
+	minResources, err := b.gangResources()
+	if err != nil {
+		return err
+	}
+	if len(minResources) > 0 {
+		spec["minResources"] = minResources
+	}
+	b.objs.PodGroup = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": coschedulingPodGroupVersion,
+		"kind":       "PodGroup",
+		"metadata": map[string]any{
+			"name":      name,
+			"namespace": b.namespace(),
+			"labels":    map[string]any{LabelAppName: b.app.Name, LabelAppSelector: b.sub.AppID},
+		},
+		"spec": spec,
+	}}
+	b.conf.set("spark.kubernetes.driver.label."+coschedulingPodGroupLabel, name)
+	b.conf.set("spark.kubernetes.executor.label."+coschedulingPodGroupLabel, name)
+	return nil
+}
+
+// batchScheduler is the application's batch scheduler: the spec's, else the operator default.
+func (b *builder) batchScheduler() string {
+	if bs := b.spec.BatchScheduler; bs != nil && *bs != "" {
+		return *bs
+	}
+	return b.opts.DefaultBatchScheduler
 }
 
 // gangResources is what the whole application asks for at start: batchSchedulerOptions.resources

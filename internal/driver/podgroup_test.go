@@ -61,7 +61,7 @@ func TestVolcanoPodGroup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs := build(t, tt.app, Options{PodGroups: true})
+			objs := build(t, tt.app, Options{VolcanoPodGroups: true})
 			require.NotNil(t, objs.PodGroup)
 			pg := objs.PodGroup.Object
 			assert.Equal(t, "scheduling.volcano.sh/v1beta1", pg["apiVersion"])
@@ -89,6 +89,76 @@ func TestVolcanoNeedsPodGroupsDeclared(t *testing.T) {
 	err := buildErr(t, volcanoApp(), Options{})
 	assert.Contains(t, err.Error(), "metacontroller.volcanoPodGroups=true")
 
-	objs := build(t, newApp(), Options{PodGroups: true})
+	objs := build(t, newApp(), Options{VolcanoPodGroups: true})
 	assert.Nil(t, objs.PodGroup, "only volcano applications get a group")
+}
+
+func TestCoschedulingPodGroup(t *testing.T) {
+	kube := Options{KubeSchedulerNames: []string{"scheduler-plugins-scheduler"}, SchedulerPluginsPodGroups: true}
+	withDefault := kube
+	withDefault.DefaultBatchScheduler = "scheduler-plugins-scheduler"
+	tests := []struct {
+		name          string
+		app           *v1beta2.SparkApplication
+		opts          Options
+		wantResources map[string]any
+	}{
+		{
+			name: "spec.batchScheduler names a kube-scheduler",
+			app: volcanoApp(func(app *v1beta2.SparkApplication) {
+				app.Spec.BatchScheduler = ptr.To("scheduler-plugins-scheduler")
+			}),
+			opts: kube,
+			// as for Volcano: the containers Spark sizes, overhead included, not "1g" parsed as a quantity
+			wantResources: map[string]any{"cpu": "7", "memory": "14923Mi"},
+		},
+		{
+			name: "the operator default applies to an application that names none",
+			app: volcanoApp(func(app *v1beta2.SparkApplication) {
+				app.Spec.BatchScheduler = nil
+				app.Spec.Executor.Instances = ptr.To[int32](1)
+			}),
+			opts:          withDefault,
+			wantResources: map[string]any{"cpu": "3", "memory": "5913Mi"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := build(t, tt.app, tt.opts)
+			require.NotNil(t, objs.PodGroup)
+			pg := objs.PodGroup.Object
+			assert.Equal(t, "scheduling.x-k8s.io/v1alpha1", pg["apiVersion"])
+			assert.Equal(t, "PodGroup", pg["kind"])
+			assert.Equal(t, "pi-pg", pg["metadata"].(map[string]any)["name"], "Kubeflow's name: <app>-pg")
+			spec := pg["spec"].(map[string]any)
+			assert.Equal(t, map[string]any{"minMember": int64(1), "minResources": tt.wantResources}, spec)
+
+			assert.Same(t, objs.PodGroup, objs.List()[0], "the group comes first")
+			assert.Equal(t, "pi-pg", objs.DriverPod.Labels["scheduling.x-k8s.io/pod-group"])
+			assert.Equal(t, "scheduler-plugins-scheduler", objs.DriverPod.Spec.SchedulerName)
+			assert.Equal(t, "pi-pg", sparkProps(t, objs)["spark.kubernetes.executor.label.scheduling.x-k8s.io/pod-group"])
+			assert.Equal(t, "scheduler-plugins-scheduler", executorTemplatePod(t, objs).Spec.SchedulerName)
+		})
+	}
+}
+
+func TestCoschedulingNeedsPodGroupsDeclared(t *testing.T) {
+	app := newApp(func(app *v1beta2.SparkApplication) { app.Spec.BatchScheduler = ptr.To("scheduler-plugins-scheduler") })
+	err := buildErr(t, app, Options{KubeSchedulerNames: []string{"scheduler-plugins-scheduler"}})
+	assert.Contains(t, err.Error(), "metacontroller.schedulerPluginsPodGroups=true")
+
+	objs := build(t, app, Options{SchedulerPluginsPodGroups: true})
+	assert.Nil(t, objs.PodGroup, "a scheduler not listed as a kube-scheduler gets no group")
+	assert.Equal(t, "scheduler-plugins-scheduler", objs.DriverPod.Spec.SchedulerName, "but is still the Pods' scheduler")
+}
+
+func TestDefaultBatchScheduler(t *testing.T) {
+	objs := build(t, newApp(), Options{DefaultBatchScheduler: "yunikorn"})
+	assert.Equal(t, "yunikorn", objs.DriverPod.Spec.SchedulerName)
+	assert.Contains(t, objs.DriverPod.Annotations, "yunikorn.apache.org/task-groups", "the default scheduler's integration applies")
+
+	objs = build(t, newApp(func(app *v1beta2.SparkApplication) { app.Spec.BatchScheduler = ptr.To("volcano") }),
+		Options{DefaultBatchScheduler: "yunikorn", VolcanoPodGroups: true})
+	assert.Equal(t, "volcano", objs.DriverPod.Spec.SchedulerName, "the spec wins over the default")
+	assert.NotContains(t, objs.DriverPod.Annotations, "yunikorn.apache.org/task-groups")
 }

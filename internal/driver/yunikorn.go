@@ -39,7 +39,7 @@ type taskGroup struct {
 // groups as annotations, the whole list on the driver, which YuniKorn reads from the first Pod of
 // the application, and each executor's group name on the executors.
 func (b *builder) yunikorn() error {
-	if b.spec.BatchScheduler == nil || *b.spec.BatchScheduler != yunikornScheduler {
+	if b.batchScheduler() != yunikornScheduler {
 		return nil
 	}
 	if opts := b.spec.BatchSchedulerOptions; opts != nil && opts.Queue != nil {

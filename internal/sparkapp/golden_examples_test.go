@@ -83,6 +83,11 @@ func edgeCases() []goldenCase {
 			return w
 		}},
 		{name: "new-volcano-podgroups-not-managed", setup: fresh(sparkPi + "  batchScheduler: volcano\n")},
+		{name: "new-kube-scheduler-default", setup: then(fresh(sparkPi), kubeScheduler)},
+		{name: "completed-kube-scheduler", setup: then(runningFrom(then(fresh(sparkPi), kubeScheduler), 2), func(w *world) {
+			w.driverExited(0, "Completed")
+			w.settle()
+		})},
 		{name: "new-driver-ingress-options", setup: fresh(sparkPi + `  driverIngressOptions:
     - servicePort: 15002
       servicePortName: spark-connect
@@ -90,6 +95,14 @@ func edgeCases() []goldenCase {
       ingressAnnotations: {nginx.ingress.kubernetes.io/backend-protocol: GRPC}
 `)},
 	}
+}
+
+// kubeScheduler makes the operator's default batch scheduler a kube-scheduler profile with the
+// coscheduling plugin, under the registration that declares scheduler-plugins PodGroups.
+func kubeScheduler(w *world) {
+	w.cfg.Driver.KubeSchedulerNames = []string{"scheduler-plugins-scheduler"}
+	w.cfg.Driver.DefaultBatchScheduler = "scheduler-plugins-scheduler"
+	w.children[keyCoschedulingPodGroup] = map[string]map[string]any{}
 }
 
 // withLocalDir gives driver and executors a spark-local-dir-* volume of the given source.

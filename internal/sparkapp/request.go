@@ -22,13 +22,15 @@ var (
 	keyIngress   = metacontroller.Key("Ingress", "networking.k8s.io/v1")
 	// keyPodGroup is declared only by the Volcano variant of the controller registration.
 	keyPodGroup = metacontroller.Key("PodGroup", "scheduling.volcano.sh/v1beta1")
+	// keyCoschedulingPodGroup is declared only by the scheduler-plugins variant.
+	keyCoschedulingPodGroup = metacontroller.Key("PodGroup", "scheduling.x-k8s.io/v1alpha1")
 	// keyPDB is declared only where the operator enables driver PodDisruptionBudgets.
 	keyPDB = metacontroller.Key("PodDisruptionBudget", "policy/v1")
 )
 
 // childKeys are the child types whose presence delays a new attempt: a new attempt reuses the
 // driver Pod and Service names, so the old ones must be gone first.
-var childKeys = []string{keyPodGroup, keyPod, keyPDB, keyConfigMap, keyService, keyIngress}
+var childKeys = []string{keyPodGroup, keyCoschedulingPodGroup, keyPod, keyPDB, keyConfigMap, keyService, keyIngress}
 
 // requestErrorf is a metacontroller.RequestError: the request cannot be understood.
 func requestErrorf(format string, args ...any) error {

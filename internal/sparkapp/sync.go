@@ -314,7 +314,8 @@ func (d *decider) failSpec(reason, msg string) {
 // shows by carrying the child type.
 func (d *decider) buildOptions() driver.Options {
 	opts := d.cfg.Driver
-	_, opts.PodGroups = d.in.children[keyPodGroup]
+	_, opts.VolcanoPodGroups = d.in.children[keyPodGroup]
+	_, opts.SchedulerPluginsPodGroups = d.in.children[keyCoschedulingPodGroup]
 	_, opts.DriverPDBs = d.in.children[keyPDB]
 	return opts
 }
@@ -513,9 +514,15 @@ func (d *decider) terminal() {
 		d.removeCondition(condExpired)
 	}
 	// A finished attempt keeps its driver Pod for its logs, but nothing needs protecting from
-	// evictions any more.
+	// evictions or gang-scheduling any more (Kubeflow too deletes the PodGroup on termination).
 	keep := func(key string, pod *podView) bool {
-		return !release && key != keyPDB && (key != keyPod || terminatedPod(pod))
+		switch key {
+		case keyPDB, keyPodGroup, keyCoschedulingPodGroup:
+			return false
+		case keyPod:
+			return !release && terminatedPod(pod)
+		}
+		return !release
 	}
 	if d.endsAttempt() {
 		// Whatever this decides to drop goes in the next sync; see releaseChildren.
