@@ -95,8 +95,9 @@ var sparkApplicationChildren = []childResourceRule{
 }
 
 var (
-	volcanoPodGroups = child("scheduling.volcano.sh/v1beta1", "podgroups", "InPlace")
-	driverPDBs       = child("policy/v1", "poddisruptionbudgets", "InPlace")
+	volcanoPodGroups          = child("scheduling.volcano.sh/v1beta1", "podgroups", "InPlace")
+	schedulerPluginsPodGroups = child("scheduling.x-k8s.io/v1alpha1", "podgroups", "InPlace")
+	driverPDBs                = child("policy/v1", "poddisruptionbudgets", "InPlace")
 )
 
 func child(apiVersion, resource, method string) childResourceRule {
@@ -142,20 +143,16 @@ func hookURLs(t *testing.T, cc *compositeController, base *url.URL) map[string]s
 	return paths
 }
 
-func checkSparkApplicationController(t *testing.T, cc *compositeController, base *url.URL, withPodGroups, withPDBs bool) {
+// checkSparkApplicationController checks the SparkApplication controller; optional are the
+// child types declared besides the base ones, in the chart's order.
+func checkSparkApplicationController(t *testing.T, cc *compositeController, base *url.URL, optional ...childResourceRule) {
 	t.Helper()
 	require.NotNil(t, cc, "no CompositeController for sparkapplications")
 	assert.Equal(t, resourceRule{APIVersion: "sparkoperator.k8s.io/v1beta2", Resource: "sparkapplications"}, cc.Spec.ParentResource.resourceRule)
 	require.NotNil(t, cc.Spec.GenerateSelector)
 	assert.True(t, *cc.Spec.GenerateSelector, "SparkApplications carry no selector")
 	assert.Nil(t, cc.Spec.ResyncPeriodSeconds, "the sync hook answers resyncAfterSeconds; a fixed period only adds idle syncs")
-	want := slices.Clone(sparkApplicationChildren)
-	if withPodGroups {
-		want = append(want, volcanoPodGroups)
-	}
-	if withPDBs {
-		want = append(want, driverPDBs)
-	}
+	want := append(slices.Clone(sparkApplicationChildren), optional...)
 	assert.Equal(t, want, cc.Spec.ChildResources)
 	assert.Equal(t, map[string]string{
 		"sync":      hooks.SparkApplicationSyncPath,
@@ -299,12 +296,12 @@ func TestStaticRegistrations(t *testing.T) {
 	hookBase := mustParseURL(t, staticHookBase)
 
 	require.Len(t, base.compositeControllers, 2)
-	checkSparkApplicationController(t, base.controllerFor("sparkapplications"), hookBase, false, false)
+	checkSparkApplicationController(t, base.controllerFor("sparkapplications"), hookBase)
 	checkScheduledController(t, base.controllerFor("scheduledsparkapplications"), hookBase)
 
 	require.Len(t, volcano.compositeControllers, 1)
 	variant := volcano.controllerFor("sparkapplications")
-	checkSparkApplicationController(t, variant, hookBase, true, false)
+	checkSparkApplicationController(t, variant, hookBase, volcanoPodGroups)
 	// Applied instead of the base file, so it must replace it: same name, same everything else.
 	plain := base.controllerFor("sparkapplications")
 	assert.Equal(t, plain.Name, variant.Name)

@@ -46,17 +46,19 @@ const (
 
 // rendering is one helm template output and what its values switched on.
 type rendering struct {
-	file           string
-	certManager    bool
-	volcano        bool
-	driverPDBs     bool // metacontroller.driverPodDisruptionBudgets
-	serviceMonitor bool
-	networkPolicy  bool
-	dashboards     string // namespace of the dashboard ConfigMap, "" when off
-	goMemLimit     string // GOMEMLIMIT given in extraEnv, "" when not
-	ksm            string // namespace of the kube-state-metrics ConfigMap, "" when off
-	ksmRBAC        bool
-	jobNamespaces  []string
+	file        string
+	certManager bool
+	volcano     bool
+	driverPDBs  bool // metacontroller.driverPodDisruptionBudgets
+	// schedulerPlugins: metacontroller.schedulerPluginsPodGroups and the batchScheduler values.
+	schedulerPlugins bool
+	serviceMonitor   bool
+	networkPolicy    bool
+	dashboards       string // namespace of the dashboard ConfigMap, "" when off
+	goMemLimit       string // GOMEMLIMIT given in extraEnv, "" when not
+	ksm              string // namespace of the kube-state-metrics ConfigMap, "" when off
+	ksmRBAC          bool
+	jobNamespaces    []string
 	// ingressDefaults: the values set ui.ingressAnnotations and ui.ingressTLS.
 	ingressDefaults bool
 	defaultTTL      string // --default-time-to-live-seconds, "" when not given
@@ -69,20 +71,21 @@ var renderings = []rendering{
 		jobNamespaces: []string{"default"},
 	},
 	{
-		file:            "all-features.yaml",
-		certManager:     true,
-		volcano:         true,
-		driverPDBs:      true,
-		serviceMonitor:  true,
-		networkPolicy:   true,
-		dashboards:      "monitoring",
-		ksm:             "monitoring",
-		ksmRBAC:         true,
-		goMemLimit:      "400MiB",
-		ingressDefaults: true,
-		jobNamespaces:   []string{"spark-jobs", "analytics"},
-		defaultTTL:      "315360000",
-		gcDryRun:        true,
+		file:             "all-features.yaml",
+		certManager:      true,
+		volcano:          true,
+		driverPDBs:       true,
+		schedulerPlugins: true,
+		serviceMonitor:   true,
+		networkPolicy:    true,
+		dashboards:       "monitoring",
+		ksm:              "monitoring",
+		ksmRBAC:          true,
+		goMemLimit:       "400MiB",
+		ingressDefaults:  true,
+		jobNamespaces:    []string{"spark-jobs", "analytics"},
+		defaultTTL:       "315360000",
+		gcDryRun:         true,
 	},
 }
 
@@ -159,6 +162,19 @@ func (c *renderedChart) ingressDefaultArgs() {
 	require.NoError(t, json.Unmarshal([]byte(tls), &tlsList), "--ingress-tls")
 	require.NotEmpty(t, tlsList)
 	assert.NotEmpty(t, tlsList[0].SecretName)
+}
+
+// batchSchedulerArgs checks that the batch scheduler values reach the server's flags.
+func (c *renderedChart) batchSchedulerArgs() {
+	t := c.t
+	names, hasNames := c.arg("kube-scheduler-names")
+	def, hasDefault := c.arg("default-batch-scheduler")
+	if !c.r.schedulerPlugins {
+		assert.False(t, hasNames || hasDefault, "no batch scheduler flags unless the values set them")
+		return
+	}
+	assert.Equal(t, "scheduler-plugins-scheduler", names)
+	assert.Equal(t, "scheduler-plugins-scheduler", def)
 }
 
 // arg returns the value of --name=value in the container's arguments.
@@ -244,6 +260,7 @@ func (c *renderedChart) deployment() {
 	tlsAddr, _ := c.arg("tls-addr")
 	assert.Equal(t, fmt.Sprintf(":%d", webhookContainerPort), tlsAddr)
 	c.ingressDefaultArgs()
+	c.batchSchedulerArgs()
 
 	// SIGTERM comes after the pre-stop pause; the server then drains for up to its shutdown timeout,
 	// and the kubelet kills it at the end of the grace period.
@@ -333,7 +350,17 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	base := mustParseURL(t, fmt.Sprintf("http://%s.%s.svc:%d", c.svc.Name, c.svc.Namespace, c.servicePortTo(httpContainerPort).Port))
 	require.Len(t, c.m.compositeControllers, 2)
 	sparkApp := c.m.controllerFor("sparkapplications")
-	checkSparkApplicationController(t, sparkApp, base, c.r.volcano, c.r.driverPDBs)
+	var optional []childResourceRule
+	if c.r.volcano {
+		optional = append(optional, volcanoPodGroups)
+	}
+	if c.r.schedulerPlugins {
+		optional = append(optional, schedulerPluginsPodGroups)
+	}
+	if c.r.driverPDBs {
+		optional = append(optional, driverPDBs)
+	}
+	checkSparkApplicationController(t, sparkApp, base, optional...)
 	scheduled := c.m.controllerFor("scheduledsparkapplications")
 	checkScheduledController(t, scheduled, base)
 
@@ -344,13 +371,11 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	}
 	assert.Equal(t, wantSparkApp.Name, sparkApp.Name)
 	gotSpec := sparkApp.Spec
-	if c.r.driverPDBs {
-		// metacontroller/README.md says how to add the child without the chart; no static
-		// variant carries it.
-		gotSpec.ChildResources = slices.DeleteFunc(slices.Clone(gotSpec.ChildResources), func(r childResourceRule) bool {
-			return r.resourceRule == driverPDBs.resourceRule
-		})
-	}
+	// metacontroller/README.md says how to add these children without the chart; no static
+	// variant carries them.
+	gotSpec.ChildResources = slices.DeleteFunc(slices.Clone(gotSpec.ChildResources), func(r childResourceRule) bool {
+		return r.resourceRule == driverPDBs.resourceRule || r.resourceRule == schedulerPluginsPodGroups.resourceRule
+	})
 	assert.Equal(t, wantSparkApp.Spec, gotSpec)
 	wantScheduled := staticBase.controllerFor("scheduledsparkapplications")
 	assert.Equal(t, wantScheduled.Name, scheduled.Name)
