@@ -33,6 +33,7 @@ import (
 const (
 	sparkApplicationFile          = "sparkoperator.k8s.io_sparkapplications.yaml"
 	scheduledSparkApplicationFile = "sparkoperator.k8s.io_scheduledsparkapplications.yaml"
+	sparkConnectFile              = "sparkoperator.k8s.io_sparkconnects.yaml"
 
 	// lastAppliedLimit is the size cap of all annotations of an object. A client-side
 	// `kubectl apply` copies the whole CRD into one, so a bigger CRD cannot be applied that way.
@@ -53,13 +54,15 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	require.NoError(t, os.CopyFS(crdDir, os.DirFS(generated)))
 	run(t, "go", "run", "./hack/crdtrim", crdDir)
 	assertSameFiles(t, crdDir, ".", "*.yaml")
-	for _, file := range []string{sparkApplicationFile, scheduledSparkApplicationFile} {
+	for _, file := range []string{sparkApplicationFile, scheduledSparkApplicationFile, sparkConnectFile} {
 		assertTrimmedLosslessly(t, loadCRD(t, filepath.Join(generated, file)), loadCRD(t, filepath.Join(crdDir, file)))
 	}
 
-	objectDir := t.TempDir()
-	run(t, "go", "run", controllerGen, "object", "paths=./internal/api/...", "output:object:dir="+objectDir)
-	assertSameFiles(t, objectDir, "../internal/api/v1beta2", "zz_generated.*.go")
+	for _, version := range []string{"v1beta2", "v1alpha1"} {
+		objectDir := t.TempDir()
+		run(t, "go", "run", controllerGen, "object", "paths=./internal/api/"+version+"/...", "output:object:dir="+objectDir)
+		assertSameFiles(t, objectDir, "../internal/api/"+version, "zz_generated.*.go")
+	}
 }
 
 // controllerGenFromMakefile returns the pinned controller-gen of the Makefile and the crd
@@ -240,10 +243,11 @@ func TestCRDShape(t *testing.T) {
 		kind       string
 		plural     string
 		shortNames []string
+		version    string
 		columns    []column
 	}{
 		{
-			file: sparkApplicationFile, kind: "SparkApplication", plural: "sparkapplications", shortNames: []string{"sparkapp"},
+			file: sparkApplicationFile, kind: "SparkApplication", plural: "sparkapplications", shortNames: []string{"sparkapp"}, version: "v1beta2",
 			columns: []column{
 				{"Suspend", "boolean", ".spec.suspend"},
 				{"Status", "string", ".status.applicationState.state"},
@@ -254,7 +258,7 @@ func TestCRDShape(t *testing.T) {
 			},
 		},
 		{
-			file: scheduledSparkApplicationFile, kind: "ScheduledSparkApplication", plural: "scheduledsparkapplications", shortNames: []string{"scheduledsparkapp"},
+			file: scheduledSparkApplicationFile, kind: "ScheduledSparkApplication", plural: "scheduledsparkapplications", shortNames: []string{"scheduledsparkapp"}, version: "v1beta2",
 			columns: []column{
 				{"Schedule", "string", ".spec.schedule"},
 				{"TimeZone", "string", ".spec.timeZone"},
@@ -262,6 +266,14 @@ func TestCRDShape(t *testing.T) {
 				{"Last Run", "date", ".status.lastRun"},
 				{"Last Run Name", "string", ".status.lastRunName"},
 				{"Age", "date", ".metadata.creationTimestamp"},
+			},
+		},
+		{
+			file: sparkConnectFile, kind: "SparkConnect", plural: "sparkconnects", shortNames: []string{"sparkconn"}, version: "v1alpha1",
+			columns: []column{
+				{"Age", "date", ".metadata.creationTimestamp"},
+				{"Status", "string", ".status.state"},
+				{"PodName", "string", ".status.server.podName"},
 			},
 		},
 	}
@@ -278,7 +290,7 @@ func TestCRDShape(t *testing.T) {
 
 			require.Len(t, crd.Spec.Versions, 1)
 			version := crd.Spec.Versions[0]
-			assert.Equal(t, v1beta2.GroupVersion.Version, version.Name)
+			assert.Equal(t, tt.version, version.Name)
 			assert.True(t, version.Served)
 			assert.True(t, version.Storage)
 			require.NotNil(t, version.Subresources)

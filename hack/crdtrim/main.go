@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -36,6 +37,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 )
 
@@ -83,12 +85,14 @@ func apiType(kind string) (reflect.Type, bool) {
 		return reflect.TypeFor[v1beta2.SparkApplication](), true
 	case v1beta2.KindScheduledSparkApplication:
 		return reflect.TypeFor[v1beta2.ScheduledSparkApplication](), true
+	case v1alpha1.KindSparkConnect:
+		return reflect.TypeFor[v1alpha1.SparkConnect](), true
 	}
 	return nil, false
 }
 
 // trimCRD trims one CRD document. typeOf maps the CRD's kind to its Go type; the package of
-// that type is "ours", every other package is foreign.
+// that type's parent directory (our API packages) is "ours", every other package is foreign.
 func trimCRD(data []byte, typeOf func(kind string) (reflect.Type, bool)) ([]byte, error) {
 	crd, err := decode(data)
 	if err != nil {
@@ -106,7 +110,8 @@ func trimCRD(data []byte, typeOf func(kind string) (reflect.Type, bool)) ([]byte
 		version, _ := v.(map[string]any)
 		schema, _ := version["schema"].(map[string]any)
 		if props, ok := schema["openAPIV3Schema"].(map[string]any); ok {
-			walkType(props, root, root.PkgPath())
+			// Every API package of ours is ours: SparkConnect reuses v1beta2 types.
+			walkType(props, root, path.Dir(root.PkgPath())+"/")
 			dropAtomicListTypes(props)
 		}
 	}
@@ -148,7 +153,7 @@ func walkType(node map[string]any, t reflect.Type, ours string) {
 
 func walkFields(node map[string]any, t reflect.Type, ours string) {
 	props, _ := node["properties"].(map[string]any)
-	declaredByUs := t.PkgPath() == ours
+	declaredByUs := strings.HasPrefix(t.PkgPath(), ours)
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -202,7 +207,7 @@ func isForeign(t reflect.Type, ours string) bool {
 			t = t.Elem()
 			continue
 		case reflect.Struct:
-			return t.PkgPath() != ours
+			return !strings.HasPrefix(t.PkgPath(), ours)
 		}
 		return false
 	}

@@ -29,7 +29,7 @@ func DecodeSparkApplication(raw []byte) (*SparkApplication, field.ErrorList, err
 		return nil, nil, err
 	}
 	app := &SparkApplication{TypeMeta: stored.TypeMeta, ObjectMeta: stored.ObjectMeta, Status: stored.Status}
-	return app, decodeSpec(stored.Spec, &app.Spec), nil
+	return app, DecodeSpec(stored.Spec, &app.Spec), nil
 }
 
 // DecodeScheduledSparkApplication is DecodeSparkApplication for a ScheduledSparkApplication,
@@ -45,12 +45,13 @@ func DecodeScheduledSparkApplication(raw []byte) (*ScheduledSparkApplication, fi
 		return nil, nil, err
 	}
 	ssa := &ScheduledSparkApplication{TypeMeta: stored.TypeMeta, ObjectMeta: stored.ObjectMeta, Status: stored.Status}
-	return ssa, decodeSpec(stored.Spec, &ssa.Spec), nil
+	return ssa, DecodeSpec(stored.Spec, &ssa.Spec), nil
 }
 
-// decodeSpec decodes a spec into into. encoding/json goes on past a value of the wrong JSON type
-// and names it; an error from a field's own decoder (a quantity) stops it where it was.
-func decodeSpec(raw json.RawMessage, into any) field.ErrorList {
+// DecodeSpec decodes a stored spec into into, reporting what does not decode as field errors
+// under spec. encoding/json goes on past a value of the wrong JSON type and names it; an error
+// from a field's own decoder (a quantity) stops it where it was.
+func DecodeSpec(raw json.RawMessage, into any) field.ErrorList {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
