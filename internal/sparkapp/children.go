@@ -1,7 +1,6 @@
 package sparkapp
 
 import (
-	"encoding/json"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -75,16 +74,6 @@ func (d *decider) attemptConfigMap(built string) any {
 	return kept
 }
 
-// serverFields are the metadata fields the API server owns; a kept child is returned without
-// them, as if it were built anew.
-var serverFields = []string{
-	"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
-	"deletionGracePeriodSeconds", "managedFields", "ownerReferences", "selfLink",
-}
-
-// lastAppliedAnnotation is where Metacontroller keeps a child as the hook answered it.
-const lastAppliedAnnotation = "metacontroller.k8s.io/last-applied-configuration"
-
 // observedChildren returns the observed children that keep passes, in a fixed order, each as
 // the hook answered it when it was created: Metacontroller's last-applied annotation holds that
 // answer, and answering it again byte for byte is what keeps Metacontroller from rewriting the
@@ -105,49 +94,12 @@ func (d *decider) observedChildren(keep func(key string, pod *podView) bool) []a
 			if !keep(key, pod) {
 				continue
 			}
-			if obj := echo(d.in.children[key][name]); obj != nil {
+			if obj := metacontroller.AsAnswered(d.in.children[key][name]); obj != nil {
 				out = append(out, obj)
 			}
 		}
 	}
 	return out
-}
-
-// echo is an observed child as the hook answered it, nil when it cannot be read.
-func echo(raw []byte) map[string]any {
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil
-	}
-	md, _ := obj["metadata"].(map[string]any)
-	ann, _ := md["annotations"].(map[string]any)
-	if applied, ok := ann[lastAppliedAnnotation].(string); ok {
-		var answered map[string]any
-		if json.Unmarshal([]byte(applied), &answered) == nil && sameIdentity(answered, obj) {
-			return answered
-		}
-	}
-	delete(obj, "status")
-	if md != nil {
-		for _, f := range serverFields {
-			delete(md, f)
-		}
-		delete(ann, lastAppliedAnnotation)
-		if ann != nil && len(ann) == 0 {
-			delete(md, "annotations")
-		}
-	}
-	return obj
-}
-
-// sameIdentity guards against an annotation copied from another object: the answer it records
-// must be for the same kind and name.
-func sameIdentity(a, b map[string]any) bool {
-	name := func(o map[string]any) any {
-		md, _ := o["metadata"].(map[string]any)
-		return md["name"]
-	}
-	return a["kind"] == b["kind"] && a["apiVersion"] == b["apiVersion"] && name(a) != nil && name(a) == name(b)
 }
 
 func (d *decider) findDriver(name string) *podView {

@@ -162,7 +162,7 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 				// (InPlace kinds); OnDelete kinds are left alone, but their drift is counted too.
 				md := existing["metadata"].(map[string]any)
 				ann, _ := md["annotations"].(map[string]any)
-				if ann[lastAppliedAnnotation] == answered {
+				if ann[metacontroller.LastAppliedAnnotation] == answered {
 					continue
 				}
 				if key == keyService || key == keyIngress {
@@ -171,7 +171,7 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 						ann = map[string]any{}
 						md["annotations"] = ann
 					}
-					ann[lastAppliedAnnotation] = answered
+					ann[metacontroller.LastAppliedAnnotation] = answered
 					existing["spec"] = obj["spec"]
 				} else {
 					w.drifted = append(w.drifted, key+"/"+name)
@@ -188,7 +188,7 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 				ann = map[string]any{}
 				md["annotations"] = ann
 			}
-			ann[lastAppliedAnnotation] = answered
+			ann[metacontroller.LastAppliedAnnotation] = answered
 			md["uid"] = fmt.Sprintf("child-%d", w.uids)
 			md["creationTimestamp"] = w.now.Format(time.RFC3339)
 			if key == keyPod {
