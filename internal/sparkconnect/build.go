@@ -1,0 +1,127 @@
+package sparkconnect
+
+import (
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+)
+
+// LabelConnectName marks the server Pod with its SparkConnect; the client Service selects on it,
+// so that a SparkApplication of the same name is never behind it.
+const LabelConnectName = "sparkoperator.k8s.io/connect-name"
+
+// objects are the children of one server submission.
+type objects struct {
+	pod  *corev1.Pod
+	rest []any // the ConfigMap and the Services, in a fixed order
+}
+
+// build returns the children of a server submission. The server is a driver (see
+// v1alpha1.ServerApplication); on top of what the driver builder gives it, it gets probes on
+// the gRPC port, a container restart policy, and the client Service.
+func build(sc *v1alpha1.SparkConnect, sub driver.Submission, opts driver.Options) (*objects, error) {
+	app := v1alpha1.ServerApplication(sc)
+	v1beta2.SetSparkApplicationDefaults(app)
+	// The client Service carries the UI port; no UI Service or Ingress of the driver's own.
+	opts.EnableUIService = false
+	opts.IngressURLFormat = ""
+	built, err := driver.Build(app, sub, opts)
+	if err != nil {
+		return nil, err
+	}
+	pod := built.DriverPod
+	pod.Labels[LabelConnectName] = sc.Name
+	serverContainer(sc, pod)
+
+	out := &objects{pod: pod}
+	for _, obj := range built.List() {
+		if obj != any(pod) {
+			out.rest = append(out.rest, obj)
+		}
+	}
+	out.rest = append(out.rest, clientService(sc))
+	return out, nil
+}
+
+// list is every child, the Pod first.
+func (o *objects) list() []any { return append([]any{o.pod}, o.rest...) }
+
+// serverContainer readies the Spark container for a server: TCP probes on the gRPC port unless
+// the template brings its own (Kubeflow's), the port named for port-forwards, and a restart
+// policy that lets the kubelet restart a crashed server in place unless the template says
+// otherwise.
+func serverContainer(sc *v1alpha1.SparkConnect, pod *corev1.Pod) {
+	var c *corev1.Container
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == driver.DriverContainerName {
+			c = &pod.Spec.Containers[i]
+		}
+	}
+	if c == nil {
+		return
+	}
+	grpc := corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(v1alpha1.GRPCPort)}}
+	if c.StartupProbe == nil {
+		c.StartupProbe = &corev1.Probe{ProbeHandler: grpc, InitialDelaySeconds: 5, PeriodSeconds: 10, TimeoutSeconds: 1, FailureThreshold: 30}
+	}
+	if c.ReadinessProbe == nil {
+		c.ReadinessProbe = &corev1.Probe{ProbeHandler: grpc, PeriodSeconds: 10, TimeoutSeconds: 1, FailureThreshold: 3}
+	}
+	hasPort := false
+	for _, p := range c.Ports {
+		hasPort = hasPort || p.ContainerPort == v1alpha1.GRPCPort
+	}
+	if !hasPort {
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: "spark-connect", ContainerPort: v1alpha1.GRPCPort, Protocol: corev1.ProtocolTCP})
+	}
+	if t := sc.Spec.Server.Template; t == nil || t.Spec.RestartPolicy == "" {
+		pod.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	}
+}
+
+// clientService is the Service clients reach the server at, sc://<name>.<namespace>.svc:15002:
+// Kubeflow's four ports, on the user's base (spec.server.service: name, labels, annotations,
+// type), selecting the server Pod.
+func clientService(sc *v1alpha1.SparkConnect) *corev1.Service {
+	svc := &corev1.Service{TypeMeta: metav1.TypeMeta{Kind: "Service", APIVersion: "v1"}}
+	if base := sc.Spec.Server.Service; base != nil {
+		svc.Labels = maps.Clone(base.Labels)
+		svc.Annotations = maps.Clone(base.Annotations)
+		svc.Spec = *base.Spec.DeepCopy()
+	}
+	svc.Name = v1alpha1.ServiceName(sc)
+	svc.Namespace = sc.Namespace
+	if svc.Labels == nil {
+		svc.Labels = map[string]string{}
+	}
+	svc.Labels[driver.LabelCreatedBy] = "true"
+	svc.Labels[LabelConnectName] = sc.Name
+	if svc.Spec.Selector == nil {
+		svc.Spec.Selector = map[string]string{}
+	}
+	svc.Spec.Selector[LabelConnectName] = sc.Name
+	svc.Spec.Selector[driver.LabelSparkRole] = driver.RoleDriver
+	port := func(name string, number int32, protocol string) corev1.ServicePort {
+		return corev1.ServicePort{Name: name, Port: number, TargetPort: intstr.FromInt32(number), Protocol: corev1.ProtocolTCP, AppProtocol: ptr.To(protocol)}
+	}
+	svc.Spec.Ports = []corev1.ServicePort{
+		port("driver-rpc", 7078, "tcp"),
+		port("blockmanager", 7079, "tcp"),
+		port("web-ui", 4040, "http"),
+		port("spark-connect-server", v1alpha1.GRPCPort, "grpc"),
+	}
+	return svc
+}
+
+// clientURL is what a notebook connects to.
+func clientURL(sc *v1alpha1.SparkConnect) string {
+	return fmt.Sprintf("sc://%s.%s.svc:%d", v1alpha1.ServiceName(sc), sc.Namespace, v1alpha1.GRPCPort)
+}

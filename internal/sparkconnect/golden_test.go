@@ -1,0 +1,238 @@
+package sparkconnect
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
+	"github.com/sparkhooks/sparkhooks/internal/crdschema"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/sparkconnect/")
+
+const goldenDir = "../../testdata/sparkconnect"
+
+// sdkYAML is what the Kubeflow SDK's connect() creates: templates whose containers list is
+// empty, and its default sparkConf.
+const sdkYAML = `
+apiVersion: sparkoperator.k8s.io/v1alpha1
+kind: SparkConnect
+metadata:
+  name: spark-connect-1a2b3c4d
+spec:
+  sparkVersion: 4.0.1
+  image: apache/spark:4.0.1
+  sparkConf:
+    spark.jars: https://repo1.maven.org/maven2/org/apache/spark/spark-connect_2.13/4.0.1/spark-connect_2.13-4.0.1.jar
+    spark.connect.grpc.binding.address: 0.0.0.0
+  server:
+    cores: 1
+    memory: 512m
+    template:
+      spec:
+        containers: []
+        serviceAccountName: spark
+        nodeSelector: {pool: notebooks}
+  executor:
+    instances: 1
+    cores: 1
+    memory: 512m
+    template:
+      spec:
+        containers: []
+        tolerations: [{key: spot, operator: Equal, value: "true", effect: NoSchedule}]
+`
+
+type goldenCase struct {
+	name  string
+	hook  string // sync (default), finalize or customize
+	setup func(t *testing.T) *world
+}
+
+func fresh(doc string) func(t *testing.T) *world {
+	return func(t *testing.T) *world { return newWorld(t, doc) }
+}
+
+func then(setup func(t *testing.T) *world, steps ...func(*world)) func(t *testing.T) *world {
+	return func(t *testing.T) *world {
+		w := setup(t)
+		for _, step := range steps {
+			step(w)
+		}
+		return w
+	}
+}
+
+func settled(w *world)      { w.settle() }
+func ready(w *world)        { w.settle(); w.advance(20 * time.Second); w.serverRunning(true) }
+func readySettled(w *world) { ready(w); w.settle(); w.advance(time.Minute) }
+func imageEdit(w *world) {
+	w.editSpec(func(s *v1alpha1.SparkConnectSpec) { s.Image = ptr.To("apache/spark:4.0.2") })
+}
+func executorsEdit(w *world) {
+	w.editSpec(func(s *v1alpha1.SparkConnectSpec) { s.Executor.Instances = ptr.To[int32](4) })
+}
+func memoryInvalid(w *world) {
+	w.editSpec(func(s *v1alpha1.SparkConnectSpec) { s.Server.Memory = ptr.To("1Gi") })
+}
+func syncOnce(w *world)      { require.NoError(w.t, w.sync()) }
+func serverGone(w *world)    { delete(w.children[keyPod], v1alpha1.ServerPodName(w.sc)) }
+func serverFailed(w *world)  { w.serverExited("Failed") }
+func statusLost(w *world)    { w.sc.Status = v1alpha1.SparkConnectStatus{} }
+func beingDeleted(w *world)  { w.sc.DeletionTimestamp = ptr.To(metav1.NewTime(w.now)) }
+func withExecutors(w *world) { w.addExecutors("Running", "Running", "Pending") }
+func serverRelabelled(w *world) {
+	w.serverPod()["metadata"].(map[string]any)["labels"].(map[string]any)["sparkoperator.k8s.io/submission-id"] = "someone-else"
+}
+
+func goldenCases() []goldenCase {
+	return []goldenCase{
+		{name: "new", setup: fresh(connectYAML)},
+		{name: "new-sdk", setup: fresh(sdkYAML)},
+		{name: "new-custom-service", setup: fresh(strings.Replace(connectYAML, "        serviceAccountName: spark\n", `        serviceAccountName: spark
+    service:
+      metadata:
+        name: notebook-connect
+        labels: {team: data}
+        annotations: {service.beta.kubernetes.io/aws-load-balancer-internal: "true"}
+      spec:
+        type: LoadBalancer
+`, 1))},
+		{name: "new-invalid", setup: then(fresh(connectYAML), memoryInvalid)},
+		{name: "server-pending", setup: then(fresh(connectYAML), settled, func(w *world) { w.advance(5 * time.Second) })},
+		{name: "server-not-ready", setup: then(fresh(connectYAML), settled, func(w *world) { w.advance(10 * time.Second); w.serverRunning(false) })},
+		{name: "server-ready", setup: then(fresh(connectYAML), ready)},
+		{name: "server-ready-settled", setup: then(fresh(connectYAML), readySettled)},
+		{name: "server-ready-with-executors", setup: then(fresh(connectYAML), readySettled, withExecutors)},
+		{name: "server-deleted", setup: then(fresh(connectYAML), readySettled, serverGone)},
+		{name: "server-failed", setup: then(fresh(connectYAML), readySettled, serverFailed)},
+		{name: "spec-changed-while-ready", setup: then(fresh(connectYAML), readySettled, imageEdit)},
+		{name: "spec-changed-old-server-gone", setup: then(fresh(connectYAML), readySettled, executorsEdit, syncOnce)},
+		{name: "invalid-edit-while-ready", setup: then(fresh(connectYAML), readySettled, memoryInvalid)},
+		{name: "status-lost-server-ready", setup: then(fresh(connectYAML), readySettled, statusLost)},
+		{name: "status-lost-after-spec-change", setup: then(fresh(connectYAML), readySettled, statusLost, imageEdit)},
+		{name: "server-relabelled", setup: then(fresh(connectYAML), readySettled, serverRelabelled)},
+		{name: "running", hook: "finalize", setup: then(fresh(connectYAML), readySettled, beingDeleted)},
+		{name: "children-gone", hook: "finalize", setup: then(fresh(connectYAML), readySettled, beingDeleted, func(w *world) {
+			for _, objs := range w.children {
+				clear(objs)
+			}
+		})},
+		{name: "new", hook: "customize", setup: fresh(connectYAML)},
+	}
+}
+
+// TestGolden builds each case's request, checks it against request.json, runs the hook and
+// checks the answer against response.json; -update rewrites both. Sync statuses must validate
+// against the CRD, or Metacontroller would fail every status write.
+func TestGolden(t *testing.T) {
+	crd, err := crdschema.Load(filepath.Join("..", "..", "crds", "sparkoperator.k8s.io_sparkconnects.yaml"))
+	require.NoError(t, err)
+	for _, c := range goldenCases() {
+		hook := c.hook
+		if hook == "" {
+			hook = "sync"
+		}
+		t.Run(hook+"/"+c.name, func(t *testing.T) {
+			w := c.setup(t)
+			dir := filepath.Join(goldenDir, hook, c.name)
+			var req, resp any
+			switch hook {
+			case "customize":
+				creq := &metacontroller.CustomizeRequest{Parent: mustJSON(t, w.sc)}
+				req = creq
+				r, err := Customize(creq)
+				require.NoError(t, err)
+				resp = r
+			case "finalize":
+				sreq := w.request()
+				sreq.Finalizing = true
+				req = sreq
+				r, err := Finalize(sreq)
+				require.NoError(t, err)
+				resp = r
+			default:
+				sreq := w.request()
+				req = sreq
+				reqBody := indented(t, sreq)
+				r, _, err := Sync(sreq, w.now, w.cfg)
+				if err != nil {
+					resp = errorAnswer(err)
+				} else {
+					resp = r
+					checkStatusSchema(t, crd, w.sc, r)
+				}
+				compareGolden(t, filepath.Join(dir, "now.txt"), []byte(w.now.Format(time.RFC3339)+"\n"))
+				compareGolden(t, filepath.Join(dir, "request.json"), reqBody)
+				compareGolden(t, filepath.Join(dir, "response.json"), indented(t, resp))
+				return
+			}
+			compareGolden(t, filepath.Join(dir, "request.json"), indented(t, req))
+			compareGolden(t, filepath.Join(dir, "response.json"), indented(t, resp))
+		})
+	}
+}
+
+func indented(t *testing.T, v any) []byte {
+	out, err := json.MarshalIndent(v, "", "  ")
+	require.NoError(t, err)
+	return append(out, '\n')
+}
+
+func errorAnswer(err error) map[string]string {
+	var refusal *metacontroller.Refusal
+	var bad *metacontroller.RequestError
+	switch {
+	case errors.As(err, &refusal):
+		return map[string]string{"refused": refusal.Reason, "error": err.Error()}
+	case errors.As(err, &bad):
+		return map[string]string{"badRequest": "true", "error": err.Error()}
+	}
+	return map[string]string{"fault": "true", "error": err.Error()}
+}
+
+func checkStatusSchema(t *testing.T, crd *crdschema.Validator, sc *v1alpha1.SparkConnect, resp *metacontroller.SyncResponse) {
+	t.Helper()
+	var obj map[string]any
+	require.NoError(t, json.Unmarshal(mustJSON(t, sc), &obj))
+	var status map[string]any
+	require.NoError(t, json.Unmarshal(mustJSON(t, resp.Status), &status))
+	obj["apiVersion"], obj["kind"], obj["status"] = v1alpha1.GroupVersion.String(), v1alpha1.KindSparkConnect, status
+	require.Empty(t, crdschema.WithoutCELSkipped(crd.Validate(obj)), "the status does not validate against the CRD")
+}
+
+func compareGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file; run go test ./internal/sparkconnect -run TestGolden -update and review the diff")
+	if string(want) != string(got) {
+		t.Fatalf("golden %s differs (run with -update if the change is intended, and review the diff):\n%s", path, firstDifference(string(want), string(got)))
+	}
+}
+
+func firstDifference(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range min(len(wl), len(gl)) {
+		if wl[i] != gl[i] {
+			return "line " + strconv.Itoa(i+1) + ":\n  want: " + wl[i] + "\n  got:  " + gl[i]
+		}
+	}
+	return "lengths differ"
+}

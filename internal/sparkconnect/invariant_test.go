@@ -1,0 +1,179 @@
+package sparkconnect
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// TestNeverDropsALiveServer mutates every golden sync request field by field and checks each
+// answer against an oracle written apart from checkServersKept: a 200 answer keeps every live
+// server Pod by name, unless the Pod runs the submission the status names and the spec is no
+// longer the one that submission was made from (a restart).
+func TestNeverDropsALiveServer(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(goldenDir, "sync", "*", "request.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	var total, answered int
+	for _, file := range files {
+		body, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, m := range mutations() {
+			var req map[string]any
+			require.NoError(t, json.Unmarshal(body, &req))
+			m.apply(req)
+			total++
+			raw, err := json.Marshal(req)
+			require.NoError(t, err)
+			var sreq metacontroller.SyncRequest
+			require.NoError(t, json.Unmarshal(raw, &sreq))
+			oracle := liveServers(t, raw)
+			resp, _, err := Sync(&sreq, time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC), Config{})
+			if err != nil {
+				var refusal *metacontroller.Refusal
+				var bad *metacontroller.RequestError
+				require.True(t, errors.As(err, &refusal) || errors.As(err, &bad), "%s/%s: a fault: %v", filepath.Base(filepath.Dir(file)), m.name, err)
+				continue
+			}
+			answered++
+			kept := map[string]bool{}
+			for _, child := range resp.Children {
+				var obj struct {
+					Kind     string                `json:"kind"`
+					Metadata struct{ Name string } `json:"metadata"`
+				}
+				require.NoError(t, json.Unmarshal(mustJSON(t, child), &obj))
+				if obj.Kind == "Pod" {
+					kept[obj.Metadata.Name] = true
+				}
+			}
+			for name, mayGo := range oracle {
+				assert.True(t, kept[name] || mayGo, "%s/%s: live server Pod %s left out of a 200 answer", filepath.Base(filepath.Dir(file)), m.name, name)
+			}
+		}
+	}
+	t.Logf("%d mutated requests, %d answered 200", total, answered)
+	assert.Greater(t, answered, total/2)
+}
+
+// liveServers maps each live observed Pod to whether the request allows its deletion.
+func liveServers(t *testing.T, raw []byte) map[string]bool {
+	var req struct {
+		Parent struct {
+			Metadata struct {
+				UID               string `json:"uid"`
+				DeletionTimestamp any    `json:"deletionTimestamp"`
+			} `json:"metadata"`
+			Spec   json.RawMessage `json:"spec"`
+			Status struct {
+				SubmissionID string `json:"submissionID"`
+			} `json:"status"`
+		} `json:"parent"`
+		Children map[string]map[string]*struct {
+			Metadata struct {
+				DeletionTimestamp any               `json:"deletionTimestamp"`
+				Labels            map[string]string `json:"labels"`
+			} `json:"metadata"`
+			Status struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
+		} `json:"children"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &req))
+	var spec v1alpha1.SparkConnectSpec
+	specChanged := true
+	if json.Unmarshal(req.Parent.Spec, &spec) == nil {
+		b, _ := json.Marshal(&spec)
+		sum := sha256.Sum256(b)
+		current := driver.NewSubmission(types.UID(req.Parent.Metadata.UID+"/"+hex.EncodeToString(sum[:8])), 1)
+		specChanged = current.SubmissionID != req.Parent.Status.SubmissionID
+	}
+	out := map[string]bool{}
+	for name, pod := range req.Children["Pod.v1"] {
+		if pod == nil || pod.Metadata.DeletionTimestamp != nil || pod.Status.Phase == "Succeeded" || pod.Status.Phase == "Failed" {
+			continue
+		}
+		sub := pod.Metadata.Labels[driver.LabelSubmissionID]
+		out[name] = sub != "" && sub == req.Parent.Status.SubmissionID && specChanged
+	}
+	return out
+}
+
+type mutation struct {
+	name  string
+	apply func(req map[string]any)
+}
+
+func mutations() []mutation {
+	obj := func(m map[string]any, key string) map[string]any {
+		v, _ := m[key].(map[string]any)
+		if v == nil {
+			v = map[string]any{}
+			m[key] = v
+		}
+		return v
+	}
+	parent := func(r map[string]any) map[string]any { return obj(r, "parent") }
+	status := func(r map[string]any) map[string]any { return obj(parent(r), "status") }
+	spec := func(r map[string]any) map[string]any { return obj(parent(r), "spec") }
+	pods := func(r map[string]any) map[string]any { return obj(obj(r, "children"), "Pod.v1") }
+	eachPod := func(f func(pod map[string]any)) func(map[string]any) {
+		return func(r map[string]any) {
+			for _, p := range pods(r) {
+				if pod, ok := p.(map[string]any); ok {
+					f(pod)
+				}
+			}
+		}
+	}
+	labels := func(pod map[string]any) map[string]any { return obj(obj(pod, "metadata"), "labels") }
+	ms := []mutation{
+		{"unchanged", func(map[string]any) {}},
+		{"status-erased", func(r map[string]any) { delete(parent(r), "status") }},
+		{"status-submission-other", func(r map[string]any) { status(r)["submissionID"] = "00000000-0000-5000-8000-000000000000" }},
+		{"status-submission-removed", func(r map[string]any) { delete(status(r), "submissionID") }},
+		{"status-hash-other", func(r map[string]any) { status(r)["submittedSpecHash"] = "0000000000000000" }},
+		{"status-state-failed", func(r map[string]any) { status(r)["state"] = "Failed" }},
+		{"spec-image-edited", func(r map[string]any) { spec(r)["image"] = "apache/spark:9.9.9" }},
+		{"spec-invalid", func(r map[string]any) { obj(spec(r), "server")["memory"] = "lots" }},
+		{"spec-does-not-decode", func(r map[string]any) {
+			obj(spec(r), "server")["template"] = map[string]any{"spec": map[string]any{"containers": "x"}}
+		}},
+		{"spec-removed", func(r map[string]any) { delete(parent(r), "spec") }},
+		{"uid-other", func(r map[string]any) { obj(parent(r), "metadata")["uid"] = "another-uid" }},
+		{"pod-submission-label-removed", eachPod(func(pod map[string]any) { delete(labels(pod), driver.LabelSubmissionID) })},
+		{"pod-submission-label-other", eachPod(func(pod map[string]any) { labels(pod)[driver.LabelSubmissionID] = "other" })},
+		{"pod-role-executor", eachPod(func(pod map[string]any) { labels(pod)[driver.LabelSparkRole] = driver.RoleExecutor })},
+		{"pod-running-ready", eachPod(func(pod map[string]any) {
+			pod["status"] = map[string]any{"phase": "Running", "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		})},
+		{"pod-failed", eachPod(func(pod map[string]any) { pod["status"] = map[string]any{"phase": "Failed"} })},
+		{"pod-being-deleted", eachPod(func(pod map[string]any) { obj(pod, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
+		{"pod-null", func(r map[string]any) {
+			for name := range pods(r) {
+				pods(r)[name] = nil
+			}
+		}},
+		{"second-live-pod", func(r map[string]any) {
+			pods(r)["intruder"] = map[string]any{"apiVersion": "v1", "kind": "Pod",
+				"metadata": map[string]any{"name": "intruder", "labels": map[string]any{driver.LabelSubmissionID: "x"}},
+				"status":   map[string]any{"phase": "Running"}}
+		}},
+		{"configmaps-gone", func(r map[string]any) { delete(obj(r, "children"), "ConfigMap.v1") }},
+		{"finalizing", func(r map[string]any) { r["finalizing"] = true }},
+	}
+	return ms
+}

@@ -1,0 +1,124 @@
+package sparkconnect
+
+import (
+	"encoding/json"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// Child keys as Metacontroller sends them.
+var (
+	keyPod       = metacontroller.Key("Pod", "v1")
+	keyConfigMap = metacontroller.Key("ConfigMap", "v1")
+	keyService   = metacontroller.Key("Service", "v1")
+	childKeys    = []string{keyPod, keyConfigMap, keyService}
+)
+
+func requestErrorf(format string, args ...any) error {
+	return metacontroller.RequestErrorf(format, args...)
+}
+
+// podView is what the decision reads of a Pod.
+type podView struct {
+	Metadata metav1.ObjectMeta `json:"metadata"`
+	Status   corev1.PodStatus  `json:"status"`
+}
+
+func (p *podView) submission() string { return p.Metadata.Labels[driver.LabelSubmissionID] }
+
+// live is true for a Pod that runs or may still run: not terminated, not being deleted.
+func (p *podView) live() bool {
+	return p.Metadata.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+func (p *podView) ready() bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// input is a decoded request.
+type input struct {
+	sc       *v1alpha1.SparkConnect
+	specErrs field.ErrorList
+	children metacontroller.ChildMap
+	pods     []*podView // the observed Pod children, by name
+	execs    []*podView // the related executor Pods
+}
+
+func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
+	if req == nil {
+		return nil, requestErrorf("empty request")
+	}
+	sc, specErrs, err := decodeParent(req.Parent)
+	if err != nil {
+		return nil, err
+	}
+	if req.Finalizing && sc.DeletionTimestamp == nil {
+		return nil, requestErrorf("finalizing request for SparkConnect %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", sc.Namespace, sc.Name)
+	}
+	req.Children.DropAbsent()
+	req.Related.DropAbsent()
+	if err := req.Children.CheckNames(); err != nil {
+		return nil, requestErrorf("%w", err)
+	}
+	in := &input{sc: sc, specErrs: specErrs, children: req.Children}
+	for _, name := range req.Children.Names(keyPod) {
+		pod := &podView{}
+		if _, err := req.Children.Decode(keyPod, name, pod); err != nil {
+			return nil, requestErrorf("%w", err)
+		}
+		in.pods = append(in.pods, pod)
+	}
+	for name, raw := range req.Related[keyPod] {
+		if _, child := req.Children[keyPod][name]; child {
+			continue
+		}
+		pod := &podView{}
+		if err := json.Unmarshal(raw, pod); err != nil {
+			return nil, requestErrorf("decode related Pod %s: %w", name, err)
+		}
+		in.execs = append(in.execs, pod)
+	}
+	sort.Slice(in.execs, func(i, j int) bool { return in.execs[i].Metadata.Name < in.execs[j].Metadata.Name })
+	return in, nil
+}
+
+func decodeParent(raw json.RawMessage) (*v1alpha1.SparkConnect, field.ErrorList, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil, requestErrorf("request has no parent")
+	}
+	sc, specErrs, err := v1alpha1.DecodeSparkConnect(raw)
+	if err != nil {
+		return nil, nil, requestErrorf("decode parent SparkConnect: %w", err)
+	}
+	if sc.Kind != "" && sc.Kind != v1alpha1.KindSparkConnect {
+		return nil, nil, requestErrorf("parent is a %s, want %s", sc.Kind, v1alpha1.KindSparkConnect)
+	}
+	if want := v1alpha1.GroupVersion.String(); sc.APIVersion != "" && sc.APIVersion != want {
+		return nil, nil, requestErrorf("parent has apiVersion %s, want %s", sc.APIVersion, want)
+	}
+	if sc.Name == "" || sc.UID == "" {
+		return nil, nil, requestErrorf("parent SparkConnect lacks metadata.name or metadata.uid")
+	}
+	return sc, specErrs, nil
+}
+
+// observedCount is the number of observed children.
+func (in *input) observedCount() int {
+	n := 0
+	for _, key := range childKeys {
+		n += len(in.children[key])
+	}
+	return n
+}

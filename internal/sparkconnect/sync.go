@@ -1,0 +1,356 @@
+package sparkconnect
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// Config holds the operator's settings for servers: those of the driver builder.
+type Config struct {
+	Driver driver.Options
+}
+
+// Result is what a sync decided, for metrics and logs.
+type Result struct {
+	From, To v1alpha1.SparkConnectState
+	// Restart is non-empty when this decision gives up a live server: why.
+	Restart          string
+	ValidationFailed bool
+}
+
+// Condition types and reasons.
+const (
+	condServerPodReady = "ServerPodReady"
+	condSpecValid      = "SpecValid"
+	maxMessage         = 4096
+)
+
+// Refusal reasons, the label of sparkhooks_hook_refusals_total.
+const (
+	// RefusedUnknownServer: a live Pod carries a submission the status does not name; the
+	// request may be stale, or the status was lost.
+	RefusedUnknownServer = "UnknownServer"
+	// RefusedServerDropped: the answer would delete a live server Pod without a spec change
+	// that ends it.
+	RefusedServerDropped = "ServerDropped"
+)
+
+// Sync is the sync hook of a SparkConnect. A finalizing request is answered as by Finalize.
+func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, Result, error) {
+	in, err := decodeRequest(req)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	if req.Finalizing {
+		return finalize(in), Result{From: in.sc.Status.State, To: in.sc.Status.State}, nil
+	}
+	d := &decider{in: in, cfg: cfg, now: now.UTC().Truncate(time.Second), status: *in.sc.Status.DeepCopy()}
+	d.result.From = in.sc.Status.State
+	if err := d.decide(); err != nil {
+		return nil, Result{}, err
+	}
+	if err := checkServersKept(in, d.children, d.result.Restart != ""); err != nil {
+		return nil, Result{}, err
+	}
+	return d.response(), d.result, nil
+}
+
+// Finalize is the finalize hook: every child goes, and the SparkConnect may go once none is
+// observed. The executors follow their server Pod, which owns them.
+func Finalize(req *metacontroller.SyncRequest) (*metacontroller.SyncResponse, error) {
+	if req != nil && !req.Finalizing {
+		req.Finalizing = true
+	}
+	in, err := decodeRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	return finalize(in), nil
+}
+
+func finalize(in *input) *metacontroller.SyncResponse {
+	status := in.sc.Status
+	return &metacontroller.SyncResponse{Status: &status, Children: []any{}, Finalized: in.observedCount() == 0}
+}
+
+// Customize asks Metacontroller for the server's executor Pods, which the server creates.
+func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
+	if req == nil {
+		return nil, requestErrorf("empty request")
+	}
+	sc, _, err := decodeParent(req.Parent)
+	if err != nil {
+		return nil, err
+	}
+	return &metacontroller.CustomizeResponse{
+		RelatedResources: []metacontroller.RelatedResourceRule{{
+			APIVersion:    "v1",
+			Resource:      "pods",
+			LabelSelector: &metav1.LabelSelector{MatchLabels: executorSelector(sc)},
+		}},
+	}, nil
+}
+
+// executorSelector selects the executors of every server of sc: the driver builder labels them
+// with the application name.
+func executorSelector(sc *v1alpha1.SparkConnect) map[string]string {
+	return map[string]string{driver.LabelAppName: sc.Name, driver.LabelSparkRole: driver.RoleExecutor}
+}
+
+type decider struct {
+	in       *input
+	cfg      Config
+	now      time.Time
+	status   v1alpha1.SparkConnectStatus
+	children []any
+	result   Result
+}
+
+func (d *decider) decide() error {
+	sc := d.in.sc
+	st := &d.status
+	st.ObservedGeneration = sc.Generation
+	if st.StartTime.IsZero() {
+		st.StartTime = metav1.NewTime(d.now)
+	}
+	st.Server.PodName = v1alpha1.ServerPodName(sc)
+	st.Server.ServiceName = v1alpha1.ServiceName(sc)
+	st.Executors = countExecutors(d.in.execs)
+
+	hash := specHash(&sc.Spec)
+	sub := driver.NewSubmission(types.UID(string(sc.UID)+"/"+hash), 1)
+	if err := d.checkKnown(sub); err != nil {
+		return err
+	}
+
+	errs := d.in.specErrs
+	if len(errs) == 0 {
+		errs = v1alpha1.ValidateSparkConnect(sc)
+	}
+	if len(errs) > 0 {
+		msg := truncate(errs.ToAggregate().Error())
+		d.result.ValidationFailed = true
+		d.setCondition(condSpecValid, metav1.ConditionFalse, "ValidationFailed", msg)
+		// A running server stays as it is, on the spec it was built from.
+		if d.livePod(st.SubmissionID) != nil {
+			d.keepObserved()
+			d.reportPod(d.livePod(st.SubmissionID))
+			return nil
+		}
+		d.keepObserved()
+		d.setState(v1alpha1.StateFailed, "ServerNotBuilt", "the spec is invalid: "+msg)
+		return nil
+	}
+	d.setCondition(condSpecValid, metav1.ConditionTrue, "Valid", "the spec is valid")
+
+	if st.SubmissionID != "" && st.SubmissionID != sub.SubmissionID {
+		// The spec changed: the old server goes first, as the new one takes its name.
+		if old := d.podOf(st.SubmissionID); old != nil {
+			if old.live() {
+				d.result.Restart = "SpecChanged"
+			}
+			d.keepObservedExcept(old.Metadata.Name)
+			d.setNotReady("Restarting", "the spec changed: the server restarts with it")
+			return nil
+		}
+	}
+	objs, err := build(sc, sub, d.cfg.Driver)
+	if err != nil {
+		msg := truncate(err.Error())
+		d.keepObserved()
+		d.setState(v1alpha1.StateFailed, "ServerNotBuilt", msg)
+		return nil
+	}
+	st.SubmissionID = sub.SubmissionID
+	st.SubmittedSpecHash = hash
+
+	pod := d.podOf(sub.SubmissionID)
+	// Pods of other submissions are not live here (see checkKnown and the restart above); they
+	// are left out, which deletes them, and the new Pod waits for its name to be free.
+	nameTaken := false
+	for _, other := range d.in.pods {
+		nameTaken = nameTaken || other != pod && other.Metadata.Name == objs.pod.Name
+	}
+	switch {
+	case pod == nil && nameTaken:
+		d.children = objs.rest
+		d.setNotReady("ServerPodReplaced", "the previous server Pod is being removed")
+	case pod == nil:
+		d.children = objs.list()
+		d.setNotReady("ServerPodRequested", "the server Pod is requested")
+	case !pod.live():
+		// Deleted now, created again from the spec at the next sync.
+		d.children = objs.rest
+		d.setNotReady("ServerPodExited", fmt.Sprintf("the server Pod %s ended (%s%s): it starts again", pod.Metadata.Name, pod.Status.Phase, reasonSuffix(pod)))
+	default:
+		d.children = objs.list()
+		d.reportPod(pod)
+	}
+	return nil
+}
+
+// checkKnown refuses a request with a live Pod whose submission is neither the one the status
+// names nor the one the current spec makes: the status may have been lost or the request be
+// stale, and deleting a server a client is using is not a guess to make.
+func (d *decider) checkKnown(sub driver.Submission) error {
+	for _, pod := range d.in.pods {
+		s := pod.submission()
+		if !pod.live() || s == d.status.SubmissionID && s != "" || s == sub.SubmissionID {
+			continue
+		}
+		return metacontroller.Refusef(RefusedUnknownServer,
+			"SparkConnect %s/%s: live Pod %s has submission %q, which neither status.submissionID (%q) nor the current spec names; keeping every child until the status says which server it is",
+			d.in.sc.Namespace, d.in.sc.Name, pod.Metadata.Name, s, d.status.SubmissionID)
+	}
+	return nil
+}
+
+// reportPod sets the state from the server Pod: Ready when its readiness probe passes, with
+// where to find it, in the same status write, as the Kubeflow SDK requires.
+func (d *decider) reportPod(pod *podView) {
+	d.status.Server.PodIP = pod.Status.PodIP
+	if pod.ready() {
+		d.setState(v1alpha1.StateReady, "ServerPodReady", "the server is ready at "+clientURL(d.in.sc))
+		return
+	}
+	msg := "the server Pod is not ready"
+	if pod.Status.Message != "" {
+		msg += ": " + pod.Status.Message
+	}
+	d.setNotReady("ServerPodNotReady", msg)
+}
+
+// setNotReady reports a server that is not ready: Provisioning until the first server was
+// ready, NotReady after.
+func (d *decider) setNotReady(reason, msg string) {
+	state := v1alpha1.StateNotReady
+	if d.status.State == "" || d.status.State == v1alpha1.StateProvisioning {
+		state = v1alpha1.StateProvisioning
+	}
+	if reason != "ServerPodNotReady" {
+		d.status.Server.PodIP = ""
+	}
+	d.setState(state, reason, msg)
+}
+
+func (d *decider) setState(state v1alpha1.SparkConnectState, reason, msg string) {
+	d.status.State = state
+	status := metav1.ConditionFalse
+	if state == v1alpha1.StateReady {
+		status = metav1.ConditionTrue
+	}
+	d.setCondition(condServerPodReady, status, reason, msg)
+}
+
+func (d *decider) setCondition(typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&d.status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: truncate(msg),
+		ObservedGeneration: d.in.sc.Generation, LastTransitionTime: metav1.NewTime(d.now),
+	})
+}
+
+// podOf is the observed Pod of a submission.
+func (d *decider) podOf(sub string) *podView {
+	for _, pod := range d.in.pods {
+		if sub != "" && pod.submission() == sub {
+			return pod
+		}
+	}
+	return nil
+}
+
+func (d *decider) livePod(sub string) *podView {
+	if pod := d.podOf(sub); pod != nil && pod.live() {
+		return pod
+	}
+	return nil
+}
+
+// keepObserved answers every observed child as it was answered.
+func (d *decider) keepObserved() { d.keepObservedExcept("") }
+
+func (d *decider) keepObservedExcept(podName string) {
+	for _, key := range childKeys {
+		for _, name := range d.in.children.Names(key) {
+			if key == keyPod && name == podName {
+				continue
+			}
+			if obj := metacontroller.AsAnswered(d.in.children[key][name]); obj != nil {
+				d.children = append(d.children, obj)
+			}
+		}
+	}
+}
+
+// response wraps the decision. lastUpdateTime moves only when something else in the status
+// did, so a sync with nothing new writes nothing.
+func (d *decider) response() *metacontroller.SyncResponse {
+	before := d.in.sc.Status
+	after := d.status
+	after.LastUpdateTime = before.LastUpdateTime
+	if !equality.Semantic.DeepEqual(before, after) {
+		d.status.LastUpdateTime = metav1.NewTime(d.now)
+	}
+	d.result.To = d.status.State
+	resp := &metacontroller.SyncResponse{Status: &d.status, Children: make([]any, len(d.children))}
+	for i, obj := range d.children {
+		resp.Children[i] = driver.Wire(obj)
+	}
+	return resp
+}
+
+// countExecutors counts the executor Pods by lower-cased phase, as Kubeflow does.
+func countExecutors(execs []*podView) map[string]int {
+	if len(execs) == 0 {
+		return nil
+	}
+	out := map[string]int{}
+	for _, pod := range execs {
+		phase := strings.ToLower(string(pod.Status.Phase))
+		if phase == "" {
+			phase = "pending"
+		}
+		out[phase]++
+	}
+	return out
+}
+
+// specHash identifies a spec; any change restarts the server, since every field shapes it.
+func specHash(spec *v1alpha1.SparkConnectSpec) string {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+func reasonSuffix(pod *podView) string {
+	if pod.Metadata.DeletionTimestamp != nil {
+		return ", being deleted"
+	}
+	if pod.Status.Reason != "" {
+		return ": " + pod.Status.Reason
+	}
+	return ""
+}
+
+func truncate(s string) string {
+	if len(s) > maxMessage {
+		return s[:maxMessage]
+	}
+	return s
+}
