@@ -11,10 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
@@ -23,6 +25,7 @@ import (
 const (
 	sparkApplicationCRD          = "../crds/sparkoperator.k8s.io_sparkapplications.yaml"
 	scheduledSparkApplicationCRD = "../crds/sparkoperator.k8s.io_scheduledsparkapplications.yaml"
+	sparkConnectCRD              = "../crds/sparkoperator.k8s.io_sparkconnects.yaml"
 	chartValues                  = "../chart/values.yaml"
 	readme                       = "../README.md"
 
@@ -56,9 +59,9 @@ func TestExamplesAreValid(t *testing.T) {
 			assert.Empty(t, f.namespace(), "metadata.namespace")
 			// Drivers need the ServiceAccount the chart creates in job namespaces, whose Role lets
 			// them create their executors.
-			spec := f.spec()
-			require.NotNil(t, spec.Driver.ServiceAccount, "spec.driver.serviceAccount")
-			assert.Equal(t, serviceAccount, *spec.Driver.ServiceAccount, "spec.driver.serviceAccount")
+			sa := f.serviceAccount()
+			require.NotNil(t, sa, "spec.driver.serviceAccount (a SparkConnect's: its server template's)")
+			assert.Equal(t, serviceAccount, *sa, "the driver's service account")
 		})
 	}
 }
@@ -74,9 +77,10 @@ func TestExamplesCoverTheAPI(t *testing.T) {
 		require.NoError(t, err)
 		f := c.check(t, data)
 		require.NoError(t, f.decode, file)
-		if f.app != nil {
+		switch {
+		case f.app != nil:
 			apps = append(apps, f.app)
-		} else {
+		case f.scheduled != nil:
 			scheduled = append(scheduled, f.scheduled)
 		}
 	}
@@ -292,7 +296,7 @@ type checker struct {
 func newChecker(t *testing.T) *checker {
 	t.Helper()
 	c := &checker{validators: map[string]*crdschema.Validator{}, now: time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)}
-	for _, file := range []string{sparkApplicationCRD, scheduledSparkApplicationCRD} {
+	for _, file := range []string{sparkApplicationCRD, scheduledSparkApplicationCRD, sparkConnectCRD} {
 		v, err := crdschema.Load(file)
 		require.NoError(t, err)
 		c.validators[v.CRD().Spec.Names.Kind] = v
@@ -300,14 +304,15 @@ func newChecker(t *testing.T) *checker {
 	return c
 }
 
-// findings are what each check found in one manifest. Exactly one of app and scheduled is set
-// when decode is nil.
+// findings are what each check found in one manifest. Exactly one of app, scheduled and
+// connect is set when decode is nil.
 type findings struct {
 	schema    field.ErrorList
 	decode    error
 	validate  field.ErrorList
 	app       *v1beta2.SparkApplication
 	scheduled *v1beta2.ScheduledSparkApplication
+	connect   *v1alpha1.SparkConnect
 }
 
 func (c *checker) check(t *testing.T, data []byte) findings {
@@ -337,30 +342,52 @@ func (c *checker) check(t *testing.T, data []byte) findings {
 		f.scheduled = ssa.DeepCopy()
 		// What the sync hook and the admission webhook check, the schedule included.
 		f.validate = schedule.Validate(&ssa, c.now)
+	case v1alpha1.KindSparkConnect:
+		var sc v1alpha1.SparkConnect
+		if f.decode = yaml.UnmarshalStrict(data, &sc); f.decode != nil {
+			return f
+		}
+		f.connect = sc.DeepCopy()
+		f.validate = v1alpha1.ValidateSparkConnect(&sc)
 	}
 	return f
 }
 
-func (f *findings) name() string {
-	if f.app != nil {
-		return f.app.Name
+func (f *findings) meta() metav1.ObjectMeta {
+	switch {
+	case f.app != nil:
+		return f.app.ObjectMeta
+	case f.connect != nil:
+		return f.connect.ObjectMeta
 	}
-	return f.scheduled.Name
+	return f.scheduled.ObjectMeta
 }
 
-func (f *findings) namespace() string {
-	if f.app != nil {
-		return f.app.Namespace
-	}
-	return f.scheduled.Namespace
-}
+func (f *findings) name() string { return f.meta().Name }
 
-// spec is the SparkApplication's spec, or the template of the ScheduledSparkApplication.
+func (f *findings) namespace() string { return f.meta().Namespace }
+
+// spec is the SparkApplication's spec, the template of the ScheduledSparkApplication, or the
+// SparkApplication a SparkConnect's server is built as.
 func (f *findings) spec() *v1beta2.SparkApplicationSpec {
-	if f.app != nil {
+	switch {
+	case f.app != nil:
 		return &f.app.Spec
+	case f.connect != nil:
+		return &v1alpha1.ServerApplication(f.connect).Spec
 	}
 	return &f.scheduled.Spec.Template
+}
+
+// serviceAccount is the driver's (or server's) ServiceAccount.
+func (f *findings) serviceAccount() *string {
+	if f.connect != nil {
+		if t := f.connect.Spec.Server.Template; t != nil && t.Spec.ServiceAccountName != "" {
+			return &t.Spec.ServiceAccountName
+		}
+		return nil
+	}
+	return f.spec().Driver.ServiceAccount
 }
 
 func exampleFiles(t *testing.T) []string {

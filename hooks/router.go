@@ -23,6 +23,9 @@ type Config struct {
 	SparkApplicationFinalize  SyncFunc
 	SparkApplicationCustomize CustomizeFunc
 	ScheduledSync             SyncFunc
+	SparkConnectSync          SyncFunc
+	SparkConnectFinalize      SyncFunc
+	SparkConnectCustomize     CustomizeFunc
 	// A nil decision or Mutate handler leaves its route unregistered (404).
 	Mutate http.Handler
 
@@ -71,14 +74,25 @@ func NewRouter(cfg Config) http.Handler {
 			{SparkApplicationSyncPath, "sparkapplication_sync", cfg.SparkApplicationSync},
 			{SparkApplicationFinalizePath, "sparkapplication_finalize", cfg.SparkApplicationFinalize},
 			{ScheduledSyncPath, "scheduledsparkapplication_sync", cfg.ScheduledSync},
+			{SparkConnectSyncPath, "sparkconnect_sync", cfg.SparkConnectSync},
+			{SparkConnectFinalizePath, "sparkconnect_finalize", cfg.SparkConnectFinalize},
 		}
 		for _, route := range syncRoutes {
 			if route.decide != nil {
 				r.Post(route.path, newSyncHandler(route.hook, route.decide, cfg.Now, cfg.Metrics, cfg.Logger))
 			}
 		}
-		if cfg.SparkApplicationCustomize != nil {
-			r.Post(SparkApplicationCustomizePath, newCustomizeHandler("sparkapplication_customize", cfg.SparkApplicationCustomize, cfg.Metrics, cfg.Logger))
+		customizeRoutes := []struct {
+			path, hook string
+			decide     CustomizeFunc
+		}{
+			{SparkApplicationCustomizePath, "sparkapplication_customize", cfg.SparkApplicationCustomize},
+			{SparkConnectCustomizePath, "sparkconnect_customize", cfg.SparkConnectCustomize},
+		}
+		for _, route := range customizeRoutes {
+			if route.decide != nil {
+				r.Post(route.path, newCustomizeHandler(route.hook, route.decide, cfg.Metrics, cfg.Logger))
+			}
 		}
 		if cfg.Mutate != nil {
 			r.Method(http.MethodPost, MutatePath, cfg.Mutate)

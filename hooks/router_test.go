@@ -57,7 +57,12 @@ func testConfig(m *metrics.Metrics) Config {
 		SparkApplicationSync:     echo,
 		SparkApplicationFinalize: echo,
 		ScheduledSync:            echo,
+		SparkConnectSync:         echo,
+		SparkConnectFinalize:     echo,
 		SparkApplicationCustomize: func(*metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
+			return &metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{}}, nil
+		},
+		SparkConnectCustomize: func(*metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
 			return &metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{}}, nil
 		},
 		Mutate: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

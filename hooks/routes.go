@@ -7,6 +7,9 @@ const (
 	SparkApplicationFinalizePath  = "/sparkapplication/finalize"
 	SparkApplicationCustomizePath = "/sparkapplication/customize"
 	ScheduledSyncPath             = "/scheduledsparkapplication/sync"
+	SparkConnectSyncPath          = "/sparkconnect/sync"
+	SparkConnectFinalizePath      = "/sparkconnect/finalize"
+	SparkConnectCustomizePath     = "/sparkconnect/customize"
 	MutatePath                    = "/pods/mutate"
 	HealthzPath                   = "/healthz"
 	ReadyzPath                    = "/readyz"
@@ -20,6 +23,9 @@ func Routes() []string {
 		SparkApplicationFinalizePath,
 		SparkApplicationCustomizePath,
 		ScheduledSyncPath,
+		SparkConnectSyncPath,
+		SparkConnectFinalizePath,
+		SparkConnectCustomizePath,
 		MutatePath,
 		HealthzPath,
 		ReadyzPath,

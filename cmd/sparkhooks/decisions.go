@@ -9,10 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sparkhooks/sparkhooks/hooks"
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 )
 
 // decisionOptions are the settings of the hook decisions, shared by serve and render so that a
@@ -115,6 +117,28 @@ func scheduledSync(cfg schedule.Config) hooks.SyncFunc {
 			ValidationFailed: r.ValidationFailed,
 		}, nil
 	}
+}
+
+// connectSync adapts the SparkConnect decision to the HTTP shell.
+func connectSync(cfg sparkconnect.Config) hooks.SyncFunc {
+	return func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
+		resp, r, err := sparkconnect.Sync(req, now, cfg)
+		if err != nil {
+			return nil, hooks.Outcome{}, err
+		}
+		return resp, hooks.Outcome{
+			Kind:             v1alpha1.KindSparkConnect,
+			From:             string(r.From),
+			To:               string(r.To),
+			RestartReason:    r.Restart,
+			ValidationFailed: r.ValidationFailed,
+		}, nil
+	}
+}
+
+func connectFinalize(req *metacontroller.SyncRequest, _ time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
+	resp, err := sparkconnect.Finalize(req)
+	return resp, hooks.Outcome{}, err
 }
 
 // validateBatchSchedulers refuses settings that would leave an application with a batch

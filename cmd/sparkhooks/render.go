@@ -14,10 +14,12 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 )
 
 type renderOptions struct {
@@ -141,8 +143,11 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 		return nil, fmt.Errorf("decode: %w", err)
 	}
 	kind, _ := obj["kind"].(string)
-	if kind != v1beta2.KindSparkApplication && kind != v1beta2.KindScheduledSparkApplication {
-		return nil, fmt.Errorf("render handles kinds %s and %s, found %q", v1beta2.KindSparkApplication, v1beta2.KindScheduledSparkApplication, kind)
+	switch kind {
+	case v1beta2.KindSparkApplication, v1beta2.KindScheduledSparkApplication, v1alpha1.KindSparkConnect:
+	default:
+		return nil, fmt.Errorf("render handles kinds %s, %s and %s, found %q",
+			v1beta2.KindSparkApplication, v1beta2.KindScheduledSparkApplication, v1alpha1.KindSparkConnect, kind)
 	}
 	md, _ := obj["metadata"].(map[string]any)
 	if md == nil {
@@ -167,8 +172,11 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 	if err != nil {
 		return nil, fmt.Errorf("encode parent: %w", err)
 	}
-	if kind == v1beta2.KindScheduledSparkApplication {
+	switch kind {
+	case v1beta2.KindScheduledSparkApplication:
 		return renderScheduled(parent, name, now, o)
+	case v1alpha1.KindSparkConnect:
+		return renderConnect(parent, name, now, o)
 	}
 	req := &metacontroller.SyncRequest{
 		Parent: parent,
@@ -194,6 +202,30 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 			msg = st.AppState.ErrorMessage
 		}
 		return nil, fmt.Errorf("SparkApplication %s is invalid: %s", name, msg)
+	}
+	return resp, nil
+}
+
+// renderConnect shows the first sync of a SparkConnect: its server Pod, ConfigMap and Services.
+func renderConnect(parent []byte, name string, now time.Time, o decisionOptions) (*metacontroller.SyncResponse, error) {
+	req := &metacontroller.SyncRequest{
+		Parent:   parent,
+		Children: metacontroller.ChildMap{"Pod.v1": {}, "ConfigMap.v1": {}, "Service.v1": {}},
+	}
+	resp, r, err := sparkconnect.Sync(req, now, sparkconnect.Config{Driver: o.spark.Driver})
+	if err != nil {
+		return nil, err
+	}
+	if r.To == v1alpha1.StateFailed {
+		msg := "the server cannot be built"
+		if st, ok := resp.Status.(*v1alpha1.SparkConnectStatus); ok {
+			for _, c := range st.Conditions {
+				if c.Type == "ServerPodReady" {
+					msg = c.Message
+				}
+			}
+		}
+		return nil, fmt.Errorf("SparkConnect %s is invalid: %s", name, msg)
 	}
 	return resp, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
+	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 )
 
 type serveOptions struct {
@@ -152,6 +153,9 @@ func runServer(ctx context.Context, opts serveOptions, logger *slog.Logger, plai
 		SparkApplicationFinalize:  deps.sparkFinalize,
 		SparkApplicationCustomize: deps.sparkCustomize,
 		ScheduledSync:             deps.scheduledSync,
+		SparkConnectSync:          deps.connectSync,
+		SparkConnectFinalize:      deps.connectFinalize,
+		SparkConnectCustomize:     sparkconnect.Customize,
 		Mutate:                    deps.mutate,
 		Metrics:                   deps.metrics,
 		Logger:                    logger,
@@ -219,12 +223,14 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 
 // dependencies are the decisions and helpers serve wires into the routers.
 type dependencies struct {
-	sparkSync      hooks.SyncFunc
-	sparkFinalize  hooks.SyncFunc
-	sparkCustomize hooks.CustomizeFunc
-	scheduledSync  hooks.SyncFunc
-	mutate         http.Handler
-	metrics        *metrics.Metrics
-	tlsConfig      *tls.Config
-	ready          func() error
+	sparkSync       hooks.SyncFunc
+	sparkFinalize   hooks.SyncFunc
+	sparkCustomize  hooks.CustomizeFunc
+	scheduledSync   hooks.SyncFunc
+	connectSync     hooks.SyncFunc
+	connectFinalize hooks.SyncFunc
+	mutate          http.Handler
+	metrics         *metrics.Metrics
+	tlsConfig       *tls.Config
+	ready           func() error
 }

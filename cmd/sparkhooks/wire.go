@@ -10,6 +10,7 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
 	"github.com/sparkhooks/sparkhooks/internal/mutate"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 	"github.com/sparkhooks/sparkhooks/internal/tlsreload"
 )
 
@@ -24,10 +25,12 @@ func wire(ctx context.Context, opts serveOptions, logger *slog.Logger) (*depende
 		metrics: m,
 		ready:   func() error { return nil },
 
-		sparkSync:      sparkSync(opts.decisions.spark),
-		sparkFinalize:  sparkFinalize,
-		sparkCustomize: sparkapp.Customize,
-		scheduledSync:  scheduledSync(opts.decisions.scheduled),
+		sparkSync:       sparkSync(opts.decisions.spark),
+		sparkFinalize:   sparkFinalize,
+		sparkCustomize:  sparkapp.Customize,
+		scheduledSync:   scheduledSync(opts.decisions.scheduled),
+		connectSync:     connectSync(sparkconnect.Config{Driver: opts.decisions.spark.Driver}),
+		connectFinalize: connectFinalize,
 	}
 
 	var policy mutate.PolicySource = mutate.StaticPolicy{}

@@ -173,6 +173,25 @@ func checkScheduledController(t *testing.T, cc *compositeController, base *url.U
 	assert.Equal(t, map[string]string{"sync": hooks.ScheduledSyncPath}, hookURLs(t, cc, base))
 }
 
+func checkConnectController(t *testing.T, cc *compositeController, base *url.URL) {
+	t.Helper()
+	require.NotNil(t, cc, "no CompositeController for sparkconnects")
+	assert.Equal(t, resourceRule{APIVersion: "sparkoperator.k8s.io/v1alpha1", Resource: "sparkconnects"}, cc.Spec.ParentResource.resourceRule)
+	require.NotNil(t, cc.Spec.GenerateSelector)
+	assert.True(t, *cc.Spec.GenerateSelector)
+	assert.Nil(t, cc.Spec.ResyncPeriodSeconds, "the sync hook is woken by the server Pod's events")
+	assert.Equal(t, []childResourceRule{
+		child("v1", "pods", "OnDelete"),
+		child("v1", "configmaps", "OnDelete"),
+		child("v1", "services", "InPlace"),
+	}, cc.Spec.ChildResources)
+	assert.Equal(t, map[string]string{
+		"sync":      hooks.SparkConnectSyncPath,
+		"finalize":  hooks.SparkConnectFinalizePath,
+		"customize": hooks.SparkConnectCustomizePath,
+	}, hookURLs(t, cc, base))
+}
+
 // checkPodWebhook checks the registration of the pod-mutation webhook; the caller checks where
 // clientConfig points and the CA.
 func checkPodWebhook(t *testing.T, mwc *admissionregistrationv1.MutatingWebhookConfiguration) *admissionregistrationv1.MutatingWebhook {
@@ -295,9 +314,10 @@ func TestStaticRegistrations(t *testing.T) {
 	base, volcano := staticRegistrations(t)
 	hookBase := mustParseURL(t, staticHookBase)
 
-	require.Len(t, base.compositeControllers, 2)
+	require.Len(t, base.compositeControllers, 3)
 	checkSparkApplicationController(t, base.controllerFor("sparkapplications"), hookBase)
 	checkScheduledController(t, base.controllerFor("scheduledsparkapplications"), hookBase)
+	checkConnectController(t, base.controllerFor("sparkconnects"), hookBase)
 
 	require.Len(t, volcano.compositeControllers, 1)
 	variant := volcano.controllerFor("sparkapplications")

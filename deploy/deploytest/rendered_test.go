@@ -348,7 +348,7 @@ func (c *renderedChart) podDisruptionBudget() {
 func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	t := c.t
 	base := mustParseURL(t, fmt.Sprintf("http://%s.%s.svc:%d", c.svc.Name, c.svc.Namespace, c.servicePortTo(httpContainerPort).Port))
-	require.Len(t, c.m.compositeControllers, 2)
+	require.Len(t, c.m.compositeControllers, 3)
 	sparkApp := c.m.controllerFor("sparkapplications")
 	var optional []childResourceRule
 	if c.r.volcano {
@@ -380,6 +380,12 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	wantScheduled := staticBase.controllerFor("scheduledsparkapplications")
 	assert.Equal(t, wantScheduled.Name, scheduled.Name)
 	assert.Equal(t, wantScheduled.Spec, scheduled.Spec)
+
+	connect := c.m.controllerFor("sparkconnects")
+	checkConnectController(t, connect, base)
+	wantConnect := staticBase.controllerFor("sparkconnects")
+	assert.Equal(t, wantConnect.Name, connect.Name)
+	assert.Equal(t, wantConnect.Spec, connect.Spec)
 }
 
 func (c *renderedChart) webhook(staticBase *manifest) {

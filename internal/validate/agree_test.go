@@ -12,10 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 )
 
 // TestWebhookAgreesWithHooks feeds every object of the golden reviews and of examples/ to the
@@ -61,8 +63,8 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 			kind, ok := kinds[tm.Kind]
 			require.True(t, ok, "no webhook for kind %q", tm.Kind)
 			req := &request{
-				UID: "agree", Kind: metav1.GroupVersionKind{Group: v1beta2.GroupName, Version: "v1beta2", Kind: kind.Kind},
-				Resource:  metav1.GroupVersionResource{Group: v1beta2.GroupName, Version: "v1beta2", Resource: kind.Resource},
+				UID: "agree", Kind: metav1.GroupVersionKind{Group: v1beta2.GroupName, Version: kind.GroupVersion.Version, Kind: kind.Kind},
+				Resource:  metav1.GroupVersionResource{Group: v1beta2.GroupName, Version: kind.GroupVersion.Version, Resource: kind.Resource},
 				Namespace: "spark-jobs", Operation: admissionv1.Create, Object: raw,
 			}
 			resp, outcome := decide(req, kind, goldenNow)
@@ -78,6 +80,10 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 			case v1beta2.KindScheduledSparkApplication:
 				var r schedule.Result
 				_, r, hookErr = schedule.Sync(sync, goldenNow, schedule.Config{})
+				hookInvalid = r.ValidationFailed
+			case v1alpha1.KindSparkConnect:
+				var r sparkconnect.Result
+				_, r, hookErr = sparkconnect.Sync(sync, goldenNow, sparkconnect.Config{})
 				hookInvalid = r.ValidationFailed
 			}
 			assert.Equal(t, outcome.Refusal == RefusalBadRequest, hookErr != nil, "webhook: %+v; hook error: %v", resp.Result, hookErr)

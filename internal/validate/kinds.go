@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 )
@@ -30,10 +31,40 @@ type object interface {
 	validate(now time.Time) field.ErrorList
 }
 
-// Kinds lists every kind the webhook validates, one route each. A SparkConnect joins this list
-// when its API exists.
+// Kinds lists every kind the webhook validates, one route each.
 func Kinds() []Kind {
-	return []Kind{SparkApplication(), ScheduledSparkApplication()}
+	return []Kind{SparkApplication(), ScheduledSparkApplication(), SparkConnect()}
+}
+
+// SparkConnect is the sparkoperator.k8s.io/v1alpha1 SparkConnect.
+func SparkConnect() Kind {
+	return Kind{
+		GroupVersion: v1alpha1.GroupVersion,
+		Kind:         v1alpha1.KindSparkConnect,
+		Resource:     "sparkconnects",
+		decode: func(raw []byte) (object, error) {
+			sc, specErrs, err := v1alpha1.DecodeSparkConnect(raw)
+			if err != nil {
+				return nil, err
+			}
+			return &sparkConnect{SparkConnect: *sc, specErrs: specErrs}, nil
+		},
+	}
+}
+
+type sparkConnect struct {
+	v1alpha1.SparkConnect
+	specErrs field.ErrorList
+}
+
+func (s *sparkConnect) spec() any { return &s.Spec }
+
+// validate is the SparkConnect sync hook's verdict.
+func (s *sparkConnect) validate(time.Time) field.ErrorList {
+	if len(s.specErrs) > 0 {
+		return s.specErrs
+	}
+	return v1alpha1.ValidateSparkConnect(&s.SparkConnect)
 }
 
 // SparkApplication is the sparkoperator.k8s.io/v1beta2 SparkApplication.

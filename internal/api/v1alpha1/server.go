@@ -110,7 +110,17 @@ func ValidateSparkConnect(sc *SparkConnect) field.ErrorList {
 	}
 	app := ServerApplication(sc)
 	v1beta2.SetSparkApplicationDefaults(app)
+	imageMissing := false
 	for _, e := range v1beta2.ValidateSparkApplication(app) {
+		if e.Type == field.ErrorTypeRequired && (e.Field == "spec.driver.image" || e.Field == "spec.executor.image") {
+			// A role image is not a SparkConnect field; the template container's is.
+			if !imageMissing {
+				imageMissing = true
+				errs = append(errs, field.Required(field.NewPath("spec", "image"),
+					"set spec.image, or an image on the server and executor template containers (spark-kubernetes-driver and spark-kubernetes-executor, else the first container)"))
+			}
+			continue
+		}
 		e := *e
 		e.Field = serverPath(e.Field)
 		if strings.Contains(e.Detail, "spec.driver.") {

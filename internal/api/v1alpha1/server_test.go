@@ -60,7 +60,7 @@ func TestValidateSparkConnect(t *testing.T) {
 			sc.Spec.Executor.Template = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{}}}
 		}, nil},
 		{"name too long for <name>-server", func(sc *SparkConnect) { sc.Name = "a234567890123456789012345678901234567890123456789012345678" }, []string{"metadata.name"}},
-		{"no image anywhere", func(sc *SparkConnect) { sc.Spec.Image = nil }, []string{"spec.server.image", "spec.executor.image"}},
+		{"no image anywhere", func(sc *SparkConnect) { sc.Spec.Image = nil }, []string{"spec.image"}},
 		{"server memory in Kubernetes units", func(sc *SparkConnect) { sc.Spec.Server.Memory = ptr.To("1Gi") }, []string{"spec.server.memory"}},
 		{"no Spark version", func(sc *SparkConnect) { sc.Spec.SparkVersion = "" }, []string{"spec.sparkVersion"}},
 		{"bad service name", func(sc *SparkConnect) {
