@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/javaprops"
@@ -38,7 +39,15 @@ func buildExamples(t *testing.T) map[string]built {
 		require.NoError(t, err)
 		app := &v1beta2.SparkApplication{}
 		require.NoError(t, yaml.Unmarshal(data, app), file)
-		if app.Kind != v1beta2.KindSparkApplication {
+		switch app.Kind {
+		case v1beta2.KindSparkApplication:
+		case v1alpha1.KindSparkConnect:
+			// A Spark Connect server is a driver whose main class is the server: the same
+			// checklist holds, the entrypoint's driver mode being client-mode spark-submit.
+			sc := &v1alpha1.SparkConnect{}
+			require.NoError(t, yaml.Unmarshal(data, sc), file)
+			app = v1alpha1.ServerApplication(sc)
+		default:
 			continue
 		}
 		app.Namespace, app.UID = "spark-jobs", "0f0e0d0c-0000-4000-8000-000000000001"
@@ -127,7 +136,11 @@ func checkPod(t *testing.T, b built) {
 	if ctr.Args[0] == "driver" {
 		tail := ctr.Args[len(ctr.Args)-len(b.app.Spec.Arguments):]
 		assert.Equal(t, append([]string{}, b.app.Spec.Arguments...), append([]string{}, tail...))
-		assert.Equal(t, *b.app.Spec.MainApplicationFile, ctr.Args[len(ctr.Args)-len(b.app.Spec.Arguments)-1])
+		resource := "spark-internal" // a main class on the image's classpath, such as the Spark Connect server
+		if f := b.app.Spec.MainApplicationFile; f != nil {
+			resource = *f
+		}
+		assert.Equal(t, resource, ctr.Args[len(ctr.Args)-len(b.app.Spec.Arguments)-1])
 	}
 
 	bind := env(ctr, "SPARK_DRIVER_BIND_ADDRESS")
@@ -217,8 +230,9 @@ func checkConfigMap(t *testing.T, b built) {
 	assert.Equal(t, "cluster", conf["spark.submit.deployMode"])
 	assert.Equal(t, "true", conf["spark.kubernetes.submitInDriver"])
 	assert.NotContains(t, conf, "spark.driver.bindAddress")
-	if b.app.Spec.Type == v1beta2.SparkApplicationTypeScala || b.app.Spec.Type == v1beta2.SparkApplicationTypeJava {
-		assert.Contains(t, conf["spark.jars"], *b.app.Spec.MainApplicationFile)
+	jvm := b.app.Spec.Type == v1beta2.SparkApplicationTypeScala || b.app.Spec.Type == v1beta2.SparkApplicationTypeJava
+	if f := b.app.Spec.MainApplicationFile; jvm && f != nil {
+		assert.Contains(t, conf["spark.jars"], *f)
 	}
 	assert.True(t, *cm.Immutable)
 	size := 0
