@@ -1,7 +1,6 @@
 package sparkapp
 
 import (
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
