@@ -364,6 +364,13 @@ func TestKubeflowFields(t *testing.T) {
 			assert.NotNil(t, lookup(scheduled, "spec.template."+rest), "ScheduledSparkApplication: spec.template.%s", rest)
 		}
 	}
+
+	connect := rootSchema(t, sparkConnectFile)
+	connectFields := readFieldList(t, "testdata/kubeflow-sparkconnect-fields.txt")
+	require.Greater(t, len(connectFields), 30)
+	for _, path := range connectFields {
+		assert.NotNil(t, lookup(connect, path), "SparkConnect: %s", path)
+	}
 }
 
 func readFieldList(t *testing.T, file string) []string {
