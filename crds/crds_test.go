@@ -34,6 +34,7 @@ const (
 	sparkApplicationFile          = "sparkoperator.k8s.io_sparkapplications.yaml"
 	scheduledSparkApplicationFile = "sparkoperator.k8s.io_scheduledsparkapplications.yaml"
 	sparkConnectFile              = "sparkoperator.k8s.io_sparkconnects.yaml"
+	sparkClusterFile              = "spark.apache.org_sparkclusters.yaml"
 
 	// lastAppliedLimit is the size cap of all annotations of an object. A client-side
 	// `kubectl apply` copies the whole CRD into one, so a bigger CRD cannot be applied that way.
@@ -54,11 +55,11 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	require.NoError(t, os.CopyFS(crdDir, os.DirFS(generated)))
 	run(t, "go", "run", "./hack/crdtrim", crdDir)
 	assertSameFiles(t, crdDir, ".", "*.yaml")
-	for _, file := range []string{sparkApplicationFile, scheduledSparkApplicationFile, sparkConnectFile} {
+	for _, file := range []string{sparkApplicationFile, scheduledSparkApplicationFile, sparkConnectFile, sparkClusterFile} {
 		assertTrimmedLosslessly(t, loadCRD(t, filepath.Join(generated, file)), loadCRD(t, filepath.Join(crdDir, file)))
 	}
 
-	for _, version := range []string{"v1beta2", "v1alpha1"} {
+	for _, version := range []string{"v1beta2", "v1alpha1", "sparkapache/v1"} {
 		objectDir := t.TempDir()
 		run(t, "go", "run", controllerGen, "object", "paths=./internal/api/"+version+"/...", "output:object:dir="+objectDir)
 		assertSameFiles(t, objectDir, "../internal/api/"+version, "zz_generated.*.go")
@@ -240,6 +241,7 @@ func TestCRDShape(t *testing.T) {
 	// (strings where an integer or a date would read better) are copied as they are.
 	tests := []struct {
 		file       string
+		group      string
 		kind       string
 		plural     string
 		shortNames []string
@@ -276,17 +278,31 @@ func TestCRDShape(t *testing.T) {
 				{"PodName", "string", ".status.server.podName"},
 			},
 		},
+		{
+			// The Apache operator's v1 columns.
+			file: sparkClusterFile, group: "spark.apache.org", kind: "SparkCluster", plural: "sparkclusters", shortNames: []string{"sparkcluster"}, version: "v1",
+			columns: []column{
+				{"Age", "date", ".metadata.creationTimestamp"},
+				{"Current State", "string", ".status.currentState.currentStateSummary"},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {
 			crd := loadCRD(t, tt.file)
-			assert.Equal(t, tt.plural+"."+v1beta2.GroupName, crd.Name)
-			assert.Equal(t, v1beta2.GroupName, crd.Spec.Group)
+			group := tt.group
+			if group == "" {
+				group = v1beta2.GroupName
+			}
+			assert.Equal(t, tt.plural+"."+group, crd.Name)
+			assert.Equal(t, group, crd.Spec.Group)
 			assert.Equal(t, tt.kind, crd.Spec.Names.Kind)
 			assert.Equal(t, tt.plural, crd.Spec.Names.Plural)
 			assert.Equal(t, tt.shortNames, crd.Spec.Names.ShortNames)
 			assert.Equal(t, apiextensionsv1.NamespaceScoped, crd.Spec.Scope)
-			assert.Contains(t, crd.Annotations, "api-approved.kubernetes.io", "the API server requires it for *.k8s.io groups")
+			if strings.HasSuffix(group, ".k8s.io") {
+				assert.Contains(t, crd.Annotations, "api-approved.kubernetes.io", "the API server requires it for *.k8s.io groups")
+			}
 
 			require.Len(t, crd.Spec.Versions, 1)
 			version := crd.Spec.Versions[0]

@@ -37,6 +37,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
+	sparkapachev1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 )
@@ -87,6 +88,8 @@ func apiType(kind string) (reflect.Type, bool) {
 		return reflect.TypeFor[v1beta2.ScheduledSparkApplication](), true
 	case v1alpha1.KindSparkConnect:
 		return reflect.TypeFor[v1alpha1.SparkConnect](), true
+	case sparkapachev1.KindSparkCluster:
+		return reflect.TypeFor[sparkapachev1.SparkCluster](), true
 	}
 	return nil, false
 }
@@ -110,7 +113,7 @@ func trimCRD(data []byte, typeOf func(kind string) (reflect.Type, bool)) ([]byte
 		version, _ := v.(map[string]any)
 		schema, _ := version["schema"].(map[string]any)
 		if props, ok := schema["openAPIV3Schema"].(map[string]any); ok {
-			// Every API package of ours is ours: SparkConnect reuses v1beta2 types.
+			// Every API package beside the kind's is ours: SparkConnect reuses v1beta2 types.
 			walkType(props, root, path.Dir(root.PkgPath())+"/")
 			dropAtomicListTypes(props)
 		}
