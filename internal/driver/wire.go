@@ -1,6 +1,8 @@
 package driver
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -20,7 +22,7 @@ type specOnly[S any] struct {
 }
 
 // Wire returns obj in the form a sync answer carries: without status for the built kinds that
-// have one, unchanged otherwise.
+// have one (the SparkCluster hook's StatefulSets and autoscalers included), unchanged otherwise.
 func Wire(obj any) any {
 	switch o := obj.(type) {
 	case *corev1.Pod:
@@ -31,6 +33,10 @@ func Wire(obj any) any {
 		return &specOnly[networkingv1.IngressSpec]{TypeMeta: o.TypeMeta, Metadata: &o.ObjectMeta, Spec: &o.Spec}
 	case *policyv1.PodDisruptionBudget:
 		return &specOnly[policyv1.PodDisruptionBudgetSpec]{TypeMeta: o.TypeMeta, Metadata: &o.ObjectMeta, Spec: &o.Spec}
+	case *appsv1.StatefulSet:
+		return &specOnly[appsv1.StatefulSetSpec]{TypeMeta: o.TypeMeta, Metadata: &o.ObjectMeta, Spec: &o.Spec}
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		return &specOnly[autoscalingv2.HorizontalPodAutoscalerSpec]{TypeMeta: o.TypeMeta, Metadata: &o.ObjectMeta, Spec: &o.Spec}
 	}
 	return obj
 }

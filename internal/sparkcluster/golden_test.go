@@ -1,0 +1,177 @@
+package sparkcluster
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
+	"github.com/sparkhooks/sparkhooks/internal/crdschema"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/sparkcluster/")
+
+const goldenDir = "../../testdata/sparkcluster"
+
+type goldenCase struct {
+	name       string
+	finalizing bool
+	setup      func(t *testing.T) *world
+}
+
+func fresh(doc string, steps ...func(*world)) func(t *testing.T) *world {
+	return func(t *testing.T) *world {
+		w := newWorld(t, doc)
+		for _, s := range steps {
+			s(w)
+		}
+		return w
+	}
+}
+
+func settled(w *world) { w.settle(); w.advance(30 * time.Second) }
+func healthy(w *world) {
+	settled(w)
+	w.ready(roleMaster, 1)
+	w.ready(roleWorker, 3)
+	w.settle()
+	w.advance(time.Minute)
+}
+
+const autoscaledYAML = `
+apiVersion: spark.apache.org/v1
+kind: SparkCluster
+metadata:
+  name: elastic
+spec:
+  runtimeVersions:
+    sparkVersion: "4.0.1"
+  clusterTolerations:
+    instanceConfig:
+      initWorkers: 1
+      minWorkers: 1
+      maxWorkers: 5
+  sparkConf:
+    spark.kubernetes.container.image: "apache/spark:{{SPARK_VERSION}}-scala2.13-java17-ubuntu"
+  masterSpec:
+    serviceSpec:
+      type: LoadBalancer
+    serviceMetadata:
+      annotations: {service.beta.kubernetes.io/aws-load-balancer-internal: "true"}
+`
+
+func goldenCases() []goldenCase {
+	return []goldenCase{
+		{name: "new", setup: fresh(clusterYAML)},
+		{name: "new-autoscaled", setup: fresh(autoscaledYAML)},
+		{name: "new-invalid-bounds", setup: fresh(clusterYAML, func(w *world) {
+			w.c.Spec.ClusterTolerations.InstanceConfig.InitWorkers = 5
+		})},
+		{name: "master-ready-workers-not", setup: fresh(clusterYAML, settled, func(w *world) { w.ready(roleMaster, 1); w.ready(roleWorker, 2) })},
+		{name: "healthy", setup: fresh(clusterYAML, settled, func(w *world) { w.ready(roleMaster, 1); w.ready(roleWorker, 3) })},
+		{name: "healthy-settled", setup: fresh(clusterYAML, healthy)},
+		{name: "healthy-master-lost", setup: fresh(clusterYAML, healthy, func(w *world) { w.ready(roleMaster, 0) })},
+		{name: "more-workers-and-conf", setup: fresh(clusterYAML, healthy, func(w *world) {
+			w.edit(func(s *sparkv1.ClusterSpec) {
+				s.ClusterTolerations.InstanceConfig = sparkv1.WorkerInstanceConfig{InitWorkers: 5, MinWorkers: 3, MaxWorkers: 5}
+				s.SparkConf["spark.worker.cleanup.enabled"] = "true"
+			})
+		})},
+		{name: "invalid-edit-while-healthy", setup: fresh(clusterYAML, healthy, func(w *world) {
+			w.edit(func(s *sparkv1.ClusterSpec) { s.ClusterTolerations.InstanceConfig.MinWorkers = 9 })
+		})},
+		{name: "headless-load-balancer", setup: fresh(autoscaledYAML, func(w *world) {
+			w.c.Spec.MasterSpec.ServiceSpec.ClusterIP = corev1.ClusterIPNone
+		})},
+		{name: "deleted", finalizing: true, setup: fresh(clusterYAML, healthy, func(w *world) {
+			w.c.DeletionTimestamp = ptr.To(metav1.NewTime(w.now))
+		})},
+		{name: "deleted-children-gone", finalizing: true, setup: fresh(clusterYAML, healthy, func(w *world) {
+			w.c.DeletionTimestamp = ptr.To(metav1.NewTime(w.now))
+			for _, objs := range w.children {
+				clear(objs)
+			}
+		})},
+	}
+}
+
+// TestGolden builds each case's request, checks it against request.json, runs the hook and
+// checks the answer against response.json; -update rewrites both. Statuses must validate
+// against the CRD.
+func TestGolden(t *testing.T) {
+	crd, err := crdschema.Load(filepath.Join("..", "..", "crds", "spark.apache.org_sparkclusters.yaml"))
+	require.NoError(t, err)
+	for _, c := range goldenCases() {
+		t.Run(c.name, func(t *testing.T) {
+			w := c.setup(t)
+			req := w.request(c.finalizing)
+			reqBody := indented(t, req)
+			var resp any
+			r, _, err := Sync(req, w.now)
+			if err != nil {
+				resp = errorAnswer(err)
+			} else {
+				resp = r
+				var obj map[string]any
+				require.NoError(t, json.Unmarshal(mustJSON(t, w.c), &obj))
+				var status map[string]any
+				require.NoError(t, json.Unmarshal(mustJSON(t, r.Status), &status))
+				obj["apiVersion"], obj["kind"], obj["status"] = sparkv1.GroupVersion.String(), sparkv1.KindSparkCluster, status
+				require.Empty(t, crdschema.WithoutCELSkipped(crd.Validate(obj)), "the status does not validate against the CRD")
+			}
+			dir := filepath.Join(goldenDir, c.name)
+			compareGolden(t, filepath.Join(dir, "now.txt"), []byte(w.now.Format(time.RFC3339)+"\n"))
+			compareGolden(t, filepath.Join(dir, "request.json"), reqBody)
+			compareGolden(t, filepath.Join(dir, "response.json"), indented(t, resp))
+		})
+	}
+}
+
+func indented(t *testing.T, v any) []byte {
+	out, err := json.MarshalIndent(v, "", "  ")
+	require.NoError(t, err)
+	return append(out, '\n')
+}
+
+func errorAnswer(err error) map[string]string {
+	var refusal *metacontroller.Refusal
+	var bad *metacontroller.RequestError
+	switch {
+	case errors.As(err, &refusal):
+		return map[string]string{"refused": refusal.Reason, "error": err.Error()}
+	case errors.As(err, &bad):
+		return map[string]string{"badRequest": "true", "error": err.Error()}
+	}
+	return map[string]string{"fault": "true", "error": err.Error()}
+}
+
+func compareGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file; run go test ./internal/sparkcluster -run TestGolden -update and review the diff")
+	if string(want) != string(got) {
+		wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+		for i := range min(len(wl), len(gl)) {
+			if wl[i] != gl[i] {
+				t.Fatalf("golden %s differs at line %d (run with -update if intended, and review the diff):\n  want: %s\n  got:  %s", path, i+1, wl[i], gl[i])
+			}
+		}
+		t.Fatalf("golden %s differs in length", path)
+	}
+}

@@ -1,0 +1,134 @@
+package sparkcluster
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// TestNeverDropsAStatefulSet mutates every golden request field by field and checks each
+// answer against an oracle written apart from checkStatefulSetsKept: a 200 answer to a sync of
+// a cluster not being deleted keeps every observed StatefulSet by name.
+func TestNeverDropsAStatefulSet(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*", "request.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	var total, answered int
+	for _, file := range files {
+		body, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, m := range clusterMutations() {
+			var req map[string]any
+			require.NoError(t, json.Unmarshal(body, &req))
+			m.apply(req)
+			total++
+			raw := mustJSON(t, req)
+			var sreq metacontroller.SyncRequest
+			require.NoError(t, json.Unmarshal(raw, &sreq))
+			observed, deleting := observedStatefulSets(t, raw)
+			resp, _, err := Sync(&sreq, time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC))
+			if err != nil {
+				var refusal *metacontroller.Refusal
+				var bad *metacontroller.RequestError
+				require.True(t, errors.As(err, &refusal) || errors.As(err, &bad), "%s/%s: a fault: %v", filepath.Base(filepath.Dir(file)), m.name, err)
+				continue
+			}
+			answered++
+			if deleting {
+				continue
+			}
+			kept := map[string]bool{}
+			for _, child := range resp.Children {
+				var obj struct {
+					Kind     string                `json:"kind"`
+					Metadata struct{ Name string } `json:"metadata"`
+				}
+				require.NoError(t, json.Unmarshal(mustJSON(t, child), &obj))
+				if obj.Kind == "StatefulSet" {
+					kept[obj.Metadata.Name] = true
+				}
+			}
+			for _, n := range observed {
+				assert.True(t, kept[n], "%s/%s: StatefulSet %s left out of a 200 answer", filepath.Base(filepath.Dir(file)), m.name, n)
+			}
+		}
+	}
+	t.Logf("%d mutated requests, %d answered 200", total, answered)
+	assert.Greater(t, answered, total/2)
+}
+
+func observedStatefulSets(t *testing.T, raw []byte) (names []string, deleting bool) {
+	var req struct {
+		Finalizing bool `json:"finalizing"`
+		Parent     struct {
+			Metadata struct {
+				DeletionTimestamp any `json:"deletionTimestamp"`
+			} `json:"metadata"`
+		} `json:"parent"`
+		Children map[string]map[string]json.RawMessage `json:"children"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &req))
+	for n, obj := range req.Children["StatefulSet.apps/v1"] {
+		if string(obj) != "null" {
+			names = append(names, n)
+		}
+	}
+	return names, req.Finalizing && req.Parent.Metadata.DeletionTimestamp != nil
+}
+
+type mutation struct {
+	name  string
+	apply func(map[string]any)
+}
+
+func clusterMutations() []mutation {
+	obj := func(m map[string]any, key string) map[string]any {
+		v, _ := m[key].(map[string]any)
+		if v == nil {
+			v = map[string]any{}
+			m[key] = v
+		}
+		return v
+	}
+	parent := func(r map[string]any) map[string]any { return obj(r, "parent") }
+	spec := func(r map[string]any) map[string]any { return obj(parent(r), "spec") }
+	ic := func(r map[string]any) map[string]any {
+		return obj(obj(spec(r), "clusterTolerations"), "instanceConfig")
+	}
+	sets := func(r map[string]any) map[string]any { return obj(obj(r, "children"), "StatefulSet.apps/v1") }
+	return []mutation{
+		{"unchanged", func(map[string]any) {}},
+		{"status-erased", func(r map[string]any) { delete(parent(r), "status") }},
+		{"spec-removed", func(r map[string]any) { delete(parent(r), "spec") }},
+		{"spec-invalid-bounds", func(r map[string]any) { ic(r)["minWorkers"] = 10 }},
+		{"spec-negative", func(r map[string]any) { ic(r)["initWorkers"] = -1 }},
+		{"spec-does-not-decode", func(r map[string]any) {
+			obj(spec(r), "masterSpec")["statefulSetSpec"] = map[string]any{"replicas": "one"}
+		}},
+		{"spec-version-removed", func(r map[string]any) { obj(spec(r), "runtimeVersions")["sparkVersion"] = "" }},
+		{"name-too-long", func(r map[string]any) {
+			obj(parent(r), "metadata")["name"] = "a-cluster-name-that-is-far-too-long-for-statefulsets"
+		}},
+		{"name-changed", func(r map[string]any) { obj(parent(r), "metadata")["name"] = "other" }},
+		{"autoscaled", func(r map[string]any) { ic(r)["maxWorkers"] = 10 }},
+		{"workers-zero", func(r map[string]any) { ic(r)["initWorkers"] = 0; ic(r)["minWorkers"] = 0; ic(r)["maxWorkers"] = 0 }},
+		{"foreign-statefulset", func(r map[string]any) {
+			sets(r)["legacy"] = map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "legacy"}}
+		}},
+		{"statefulset-null", func(r map[string]any) {
+			for n := range sets(r) {
+				sets(r)[n] = nil
+			}
+		}},
+		{"finalizing", func(r map[string]any) { r["finalizing"] = true }},
+		{"being-deleted", func(r map[string]any) { obj(parent(r), "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" }},
+	}
+}

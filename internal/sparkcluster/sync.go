@@ -1,0 +1,272 @@
+package sparkcluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// Child keys as Metacontroller sends them.
+var (
+	keyService     = metacontroller.Key("Service", "v1")
+	keyStatefulSet = metacontroller.Key("StatefulSet", "apps/v1")
+	keyPolicy      = metacontroller.Key("NetworkPolicy", "networking.k8s.io/v1")
+	keyHPA         = metacontroller.Key("HorizontalPodAutoscaler", "autoscaling/v2")
+	keyPDB         = metacontroller.Key("PodDisruptionBudget", "policy/v1")
+	childKeys      = []string{keyService, keyStatefulSet, keyPolicy, keyHPA, keyPDB}
+)
+
+// historyLimit bounds stateTransitionHistory; Apache's grows for ever.
+const historyLimit = 20
+
+// RefusedStatefulSetDropped: the answer would delete an observed StatefulSet of a cluster that
+// is not being deleted; the label of sparkhooks_hook_refusals_total.
+const RefusedStatefulSetDropped = "StatefulSetDropped"
+
+// Result is what a sync decided, for metrics and logs.
+type Result struct {
+	From, To         string
+	ValidationFailed bool
+}
+
+// statefulSetView is what the decision reads of a StatefulSet.
+type statefulSetView struct {
+	Metadata metav1.ObjectMeta `json:"metadata"`
+	Status   struct {
+		ReadyReplicas int32 `json:"readyReplicas"`
+		Replicas      int32 `json:"replicas"`
+	} `json:"status"`
+}
+
+type input struct {
+	c        *sparkv1.SparkCluster
+	specErrs field.ErrorList
+	children metacontroller.ChildMap
+	sets     map[string]*statefulSetView
+}
+
+func requestErrorf(format string, args ...any) error {
+	return metacontroller.RequestErrorf(format, args...)
+}
+
+func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
+	if req == nil {
+		return nil, requestErrorf("empty request")
+	}
+	if len(req.Parent) == 0 || string(req.Parent) == "null" {
+		return nil, requestErrorf("request has no parent")
+	}
+	c, specErrs, err := sparkv1.DecodeSparkCluster(req.Parent)
+	if err != nil {
+		return nil, requestErrorf("decode parent SparkCluster: %w", err)
+	}
+	if c.Kind != "" && c.Kind != sparkv1.KindSparkCluster {
+		return nil, requestErrorf("parent is a %s, want %s", c.Kind, sparkv1.KindSparkCluster)
+	}
+	if want := sparkv1.GroupVersion.String(); c.APIVersion != "" && c.APIVersion != want {
+		return nil, requestErrorf("parent has apiVersion %s, want %s", c.APIVersion, want)
+	}
+	if c.Name == "" {
+		return nil, requestErrorf("parent SparkCluster lacks metadata.name")
+	}
+	if req.Finalizing && c.DeletionTimestamp == nil {
+		return nil, requestErrorf("finalizing request for SparkCluster %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", c.Namespace, c.Name)
+	}
+	req.Children.DropAbsent()
+	if err := req.Children.CheckNames(); err != nil {
+		return nil, requestErrorf("%w", err)
+	}
+	in := &input{c: c, specErrs: specErrs, children: req.Children, sets: map[string]*statefulSetView{}}
+	for _, n := range req.Children.Names(keyStatefulSet) {
+		v := &statefulSetView{}
+		if _, err := req.Children.Decode(keyStatefulSet, n, v); err != nil {
+			return nil, requestErrorf("%w", err)
+		}
+		in.sets[n] = v
+	}
+	return in, nil
+}
+
+// Sync is the sync hook of a SparkCluster; a finalizing request is answered as by Finalize.
+func Sync(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, Result, error) {
+	in, err := decodeRequest(req)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	d := &decider{in: in, now: now.UTC().Truncate(time.Second), status: *in.c.Status.DeepCopy()}
+	d.result.From = in.c.Status.CurrentState.CurrentStateSummary
+	if req.Finalizing {
+		d.setState(sparkv1.StateResourceReleased, "the SparkCluster is deleted: its master and workers are released")
+		return d.response(in.observedCount() == 0), d.result, nil
+	}
+	d.decide()
+	if err := checkStatefulSetsKept(in, d.children); err != nil {
+		return nil, Result{}, err
+	}
+	return d.response(false), d.result, nil
+}
+
+// Finalize is the finalize hook: every child goes; the SparkCluster may go once none is seen.
+func Finalize(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, Result, error) {
+	if req != nil {
+		req.Finalizing = true
+	}
+	return Sync(req, now)
+}
+
+type decider struct {
+	in       *input
+	now      time.Time
+	status   sparkv1.ClusterStatus
+	children []any
+	result   Result
+}
+
+func (d *decider) decide() {
+	c := d.in.c
+	d.status.ObservedGeneration = c.Generation
+	d.status.CurrentAttemptSummary = &sparkv1.ClusterAttemptSummary{}
+	errs := d.in.specErrs
+	if len(errs) == 0 {
+		errs = sparkv1.ValidateSparkCluster(c)
+	}
+	if len(errs) > 0 {
+		d.result.ValidationFailed = true
+		// Whatever runs stays; the spec is reported until it is fixed.
+		d.keepObserved()
+		d.setState(sparkv1.StateFailed, "the spec is invalid: "+errs.ToAggregate().Error())
+		return
+	}
+	objs := build(c)
+	d.children = objs.list()
+	// A StatefulSet the cluster owns but this spec does not make (adopted, or left by another
+	// version) is kept as it is: deleting it could take running executors down.
+	for _, n := range d.in.children.Names(keyStatefulSet) {
+		if n != objs.master.Name && n != objs.worker.Name {
+			if obj := metacontroller.AsAnswered(d.in.children[keyStatefulSet][n]); obj != nil {
+				d.children = append(d.children, obj)
+			}
+		}
+	}
+	master, workers := d.ready(name(c, roleMaster)), d.ready(name(c, roleWorker))
+	want := c.Spec.ClusterTolerations.InstanceConfig.MinWorkers
+	if master >= 1 && workers >= want {
+		d.setState(sparkv1.StateRunningHealthy, fmt.Sprintf("the master is ready at %s with %d ready workers", MasterURL(c), workers))
+		return
+	}
+	d.setState(sparkv1.StateSubmitted, fmt.Sprintf("waiting for the master (%d/1 ready) and at least %d workers (%d ready)", master, want, workers))
+}
+
+func (d *decider) ready(stsName string) int32 {
+	if v := d.in.sets[stsName]; v != nil {
+		return v.Status.ReadyReplicas
+	}
+	return 0
+}
+
+// setState records the state; the history gets an entry only when the state changes, and keeps
+// the last historyLimit.
+func (d *decider) setState(summary, msg string) {
+	st := &d.status
+	if st.CurrentState.CurrentStateSummary == summary {
+		st.CurrentState.Message = msg
+		return
+	}
+	st.CurrentState = sparkv1.ClusterState{CurrentStateSummary: summary, LastTransitionTime: d.now.Format(time.RFC3339), Message: msg}
+	keys := historyKeys(st.StateTransitionHistory)
+	next := 0
+	if len(keys) > 0 {
+		next = keys[len(keys)-1] + 1
+	}
+	if st.StateTransitionHistory == nil {
+		st.StateTransitionHistory = map[string]sparkv1.ClusterState{}
+	}
+	st.StateTransitionHistory[strconv.Itoa(next)] = st.CurrentState
+	for _, k := range historyKeys(st.StateTransitionHistory) {
+		if len(st.StateTransitionHistory) <= historyLimit {
+			break
+		}
+		delete(st.StateTransitionHistory, strconv.Itoa(k))
+	}
+}
+
+// historyKeys are the numeric keys of the history in order; others are dropped.
+func historyKeys(h map[string]sparkv1.ClusterState) []int {
+	var keys []int
+	for k := range h {
+		if n, err := strconv.Atoi(k); err == nil {
+			keys = append(keys, n)
+		}
+	}
+	sort.Ints(keys)
+	return keys
+}
+
+func (d *decider) keepObserved() {
+	for _, key := range childKeys {
+		for _, n := range d.in.children.Names(key) {
+			if obj := metacontroller.AsAnswered(d.in.children[key][n]); obj != nil {
+				d.children = append(d.children, obj)
+			}
+		}
+	}
+}
+
+func (d *decider) response(finalized bool) *metacontroller.SyncResponse {
+	d.result.To = d.status.CurrentState.CurrentStateSummary
+	resp := &metacontroller.SyncResponse{Status: &d.status, Children: make([]any, len(d.children)), Finalized: finalized}
+	for i, obj := range d.children {
+		resp.Children[i] = driver.Wire(obj)
+	}
+	return resp
+}
+
+func (in *input) observedCount() int {
+	n := 0
+	for _, key := range childKeys {
+		n += len(in.children[key])
+	}
+	return n
+}
+
+// checkStatefulSetsKept is the invariant on a finished answer: every observed StatefulSet is
+// in it (a cluster not being deleted keeps its master and workers). It runs apart from the
+// decision, so that a mistake there is refused (409) instead of deleting a running cluster.
+func checkStatefulSetsKept(in *input, children []any) error {
+	answered := map[string]bool{}
+	for _, child := range children {
+		b, err := json.Marshal(child)
+		if err != nil {
+			return err
+		}
+		var obj struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(b, &obj); err != nil {
+			return err
+		}
+		if obj.Kind == "StatefulSet" {
+			answered[obj.Metadata.Name] = true
+		}
+	}
+	for n := range in.sets {
+		if !answered[n] {
+			return metacontroller.Refusef(RefusedStatefulSetDropped,
+				"SparkCluster %s/%s: the answer would delete the StatefulSet %s of a cluster that is not being deleted; keeping every child",
+				in.c.Namespace, in.c.Name, n)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package sparkcluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+var worldStart = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
+
+// clusterYAML is Apache's cluster-with-template example, in shape.
+const clusterYAML = `
+apiVersion: spark.apache.org/v1
+kind: SparkCluster
+metadata:
+  name: prod
+spec:
+  runtimeVersions:
+    sparkVersion: "4.0.1"
+  clusterTolerations:
+    instanceConfig:
+      initWorkers: 3
+      minWorkers: 3
+      maxWorkers: 3
+  sparkConf:
+    spark.master.ui.title: "Prod Spark Cluster"
+    spark.master.rest.host: "0.0.0.0"
+    spark.ui.reverseProxy: "true"
+  workerSpec:
+    statefulSetSpec:
+      template:
+        spec:
+          containers:
+            - name: worker
+              resources:
+                requests: {cpu: "1", memory: 2Gi}
+`
+
+// world plays Metacontroller (creates and deletes children) and the StatefulSet controller
+// (readyReplicas) for one SparkCluster.
+type world struct {
+	t        testing.TB
+	now      time.Time
+	c        *sparkv1.SparkCluster
+	children map[string]map[string]map[string]any
+	uids     int
+}
+
+func newWorld(t testing.TB, doc string) *world {
+	t.Helper()
+	c := &sparkv1.SparkCluster{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(doc), c))
+	c.Namespace, c.UID, c.Generation = "spark", "3c1a0000-0000-4000-8000-0000000000a1", 1
+	c.CreationTimestamp = metav1.NewTime(worldStart)
+	w := &world{t: t, now: worldStart, c: c, children: map[string]map[string]map[string]any{}}
+	for _, key := range childKeys {
+		w.children[key] = map[string]map[string]any{}
+	}
+	return w
+}
+
+func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
+	parent, err := json.Marshal(w.c)
+	require.NoError(w.t, err)
+	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing}
+	for key, objs := range w.children {
+		req.Children[key] = map[string]json.RawMessage{}
+		for n, obj := range objs {
+			req.Children[key][n] = mustJSON(w.t, obj)
+		}
+	}
+	return req
+}
+
+func (w *world) sync() error {
+	w.t.Helper()
+	resp, _, err := Sync(w.request(false), w.now)
+	if err != nil {
+		return err
+	}
+	require.NoError(w.t, json.Unmarshal(mustJSON(w.t, resp.Status), &w.c.Status))
+	desired := map[string]bool{}
+	for _, child := range resp.Children {
+		answered := mustJSON(w.t, child)
+		var obj map[string]any
+		require.NoError(w.t, json.Unmarshal(answered, &obj))
+		key := metacontroller.Key(obj["kind"].(string), obj["apiVersion"].(string))
+		md := obj["metadata"].(map[string]any)
+		n := md["name"].(string)
+		desired[key+"/"+n] = true
+		if _, ok := w.children[key][n]; ok {
+			continue
+		}
+		w.uids++
+		md["uid"] = fmt.Sprintf("child-%d", w.uids)
+		md["annotations"] = map[string]any{metacontroller.LastAppliedAnnotation: string(answered)}
+		w.children[key][n] = obj
+	}
+	for key, objs := range w.children {
+		for n := range objs {
+			if !desired[key+"/"+n] {
+				delete(objs, n)
+			}
+		}
+	}
+	return nil
+}
+
+func (w *world) settle() {
+	w.t.Helper()
+	for range 5 {
+		before := string(mustJSON(w.t, w.c.Status))
+		require.NoError(w.t, w.sync())
+		if before == string(mustJSON(w.t, w.c.Status)) {
+			return
+		}
+	}
+}
+
+// ready sets the readyReplicas of a StatefulSet (master or worker).
+func (w *world) ready(role string, n int) {
+	sts := w.children[keyStatefulSet][w.c.Name+"-"+role]
+	require.NotNil(w.t, sts, "no %s StatefulSet", role)
+	sts["status"] = map[string]any{"replicas": n, "readyReplicas": n}
+}
+
+func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
+
+func (w *world) edit(f func(*sparkv1.ClusterSpec)) {
+	f(&w.c.Spec)
+	w.c.Generation++
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
