@@ -1400,3 +1400,12 @@ func TestDriverPodDisruptionBudget(t *testing.T) {
 	named := build(t, newApp(ask, func(a *v1beta2.SparkApplication) { a.Spec.Driver.PodName = ptr.To("etl-driver-0") }), Options{DriverPDBs: true})
 	assert.Equal(t, "etl-driver-0", named.DriverPDB.Name, "named after the driver Pod, as Kubeflow's")
 }
+
+// An application on a SparkCluster keeps its standalone master; any other is Kubernetes'.
+func TestStandaloneMasterKept(t *testing.T) {
+	app := newApp(func(app *v1beta2.SparkApplication) {
+		app.Spec.SparkConf = map[string]string{"spark.master": "spark://prod-master-svc:7077"}
+	})
+	assert.Equal(t, "spark://prod-master-svc:7077", sparkProps(t, build(t, app, Options{}))["spark.master"])
+	assert.Equal(t, "k8s://https://kubernetes.default.svc:443", sparkProps(t, build(t, newApp(), Options{}))["spark.master"])
+}

@@ -288,7 +288,11 @@ func (b *builder) dynamicAllocationProperties() {
 // nothing the user sets can break the contract between the Pod and its properties.
 func (b *builder) featureStepProperties() {
 	c := b.conf
-	c.set("spark.master", "k8s://https://kubernetes.default.svc:443")
+	// A standalone cluster's master (a SparkCluster's spark://<name>-master-svc:7077) runs the
+	// executors on its workers; any other master is Kubernetes'.
+	if !v1beta2.StandaloneMaster(b.spec.SparkConf["spark.master"]) {
+		c.set("spark.master", "k8s://https://kubernetes.default.svc:443")
+	}
 	c.set("spark.app.id", b.sub.AppID)
 	c.set("spark.kubernetes.namespace", b.namespace())
 	c.set("spark.kubernetes.driver.pod.name", b.driverPodName)

@@ -214,10 +214,30 @@ func mavenCoordinate(s string, parts int) bool {
 
 // forbiddenConf says why a Spark property may not be set in sparkConf, and what to use
 // instead; ok is false for properties the user may set.
+// StandaloneMaster is true for the URL of a standalone cluster's master, which a SparkApplication
+// may run its executors on instead of Kubernetes: spark://host:port, or several for standby
+// masters.
+func StandaloneMaster(master string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(master), "spark://")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, hostPort := range strings.Split(rest, ",") {
+		host, port, ok := strings.Cut(hostPort, ":")
+		if !ok || host == "" || port == "" {
+			return false
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+	}
+	return true
+}
+
 func forbiddenConf(key string) (instead string, ok bool) {
 	switch key {
 	case "spark.master":
-		return "sparkhooks sets it to the in-cluster API server; remove it", true
+		return "sparkhooks sets it to the in-cluster API server; remove it, or name a standalone cluster's master (spark://<cluster>-master-svc:7077)", true
 	case "spark.kubernetes.driver.master":
 		return "use spec.driver.kubernetesMaster", true
 	case "spark.kubernetes.container.image":
@@ -245,6 +265,9 @@ func (v *specValidator) sparkConf() {
 	for _, key := range sortedKeys(v.spec.SparkConf) {
 		val := v.spec.SparkConf[key]
 		kp := p.Key(key)
+		if key == "spark.master" && StandaloneMaster(val) {
+			continue
+		}
 		if instead, ok := forbiddenConf(key); ok {
 			v.add(field.Forbidden(kp, "set by the operator: "+instead))
 			continue

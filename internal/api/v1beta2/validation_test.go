@@ -541,3 +541,22 @@ func assertErrors(t *testing.T, want []wantErr, got field.ErrorList) {
 		assert.Contains(t, got[i].Error(), w.detail, "error %d", i)
 	}
 }
+
+func TestStandaloneMaster(t *testing.T) {
+	for master, want := range map[string]bool{
+		"spark://prod-master-svc:7077":         true,
+		"spark://m1:7077,m2:7077":              true,
+		" spark://prod-master-svc:7077 ":       true,
+		"spark://prod-master-svc":              false,
+		"spark://:7077":                        false,
+		"spark://prod-master-svc:http":         false,
+		"spark://prod-master-svc:70770":        false,
+		"k8s://https://kubernetes.default.svc": false,
+		"local[*]":                             false,
+		"":                                     false,
+	} {
+		if got := StandaloneMaster(master); got != want {
+			t.Errorf("StandaloneMaster(%q) = %v, want %v", master, got, want)
+		}
+	}
+}
