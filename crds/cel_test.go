@@ -31,6 +31,12 @@ func TestCELAgreesWithValidation(t *testing.T) {
 		{name: "spark.master in sparkConf", mutate: func(s *v1beta2.SparkApplicationSpec) {
 			s.SparkConf = map[string]string{"spark.master": "k8s://https://example.com"}
 		}, wantField: "spec.sparkConf"},
+		{name: "a standalone cluster's master in sparkConf", mutate: func(s *v1beta2.SparkApplicationSpec) {
+			s.SparkConf = map[string]string{"spark.master": "spark://prod-master-svc:7077"}
+		}, goValid: true},
+		{name: "a standalone master without a port", mutate: func(s *v1beta2.SparkApplicationSpec) {
+			s.SparkConf = map[string]string{"spark.master": "spark://prod-master-svc"}
+		}},
 		{name: "an image in sparkConf", mutate: func(s *v1beta2.SparkApplicationSpec) {
 			s.SparkConf = map[string]string{"spark.kubernetes.executor.container.image": "spark:4"}
 		}, wantField: "spec.sparkConf"},
