@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
@@ -26,6 +27,7 @@ const (
 	sparkApplicationCRD          = "../crds/sparkoperator.k8s.io_sparkapplications.yaml"
 	scheduledSparkApplicationCRD = "../crds/sparkoperator.k8s.io_scheduledsparkapplications.yaml"
 	sparkConnectCRD              = "../crds/sparkoperator.k8s.io_sparkconnects.yaml"
+	sparkClusterCRD              = "../crds/spark.apache.org_sparkclusters.yaml"
 	chartValues                  = "../chart/values.yaml"
 	readme                       = "../README.md"
 
@@ -59,6 +61,9 @@ func TestExamplesAreValid(t *testing.T) {
 			assert.Empty(t, f.namespace(), "metadata.namespace")
 			// Drivers need the ServiceAccount the chart creates in job namespaces, whose Role lets
 			// them create their executors.
+			if f.cluster != nil {
+				return // a standalone cluster has no driver; its Pods need no API access
+			}
 			sa := f.serviceAccount()
 			require.NotNil(t, sa, "spec.driver.serviceAccount (a SparkConnect's: its server template's)")
 			assert.Equal(t, serviceAccount, *sa, "the driver's service account")
@@ -296,7 +301,7 @@ type checker struct {
 func newChecker(t *testing.T) *checker {
 	t.Helper()
 	c := &checker{validators: map[string]*crdschema.Validator{}, now: time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)}
-	for _, file := range []string{sparkApplicationCRD, scheduledSparkApplicationCRD, sparkConnectCRD} {
+	for _, file := range []string{sparkApplicationCRD, scheduledSparkApplicationCRD, sparkConnectCRD, sparkClusterCRD} {
 		v, err := crdschema.Load(file)
 		require.NoError(t, err)
 		c.validators[v.CRD().Spec.Names.Kind] = v
@@ -313,6 +318,7 @@ type findings struct {
 	app       *v1beta2.SparkApplication
 	scheduled *v1beta2.ScheduledSparkApplication
 	connect   *v1alpha1.SparkConnect
+	cluster   *sparkv1.SparkCluster
 }
 
 func (c *checker) check(t *testing.T, data []byte) findings {
@@ -349,6 +355,13 @@ func (c *checker) check(t *testing.T, data []byte) findings {
 		}
 		f.connect = sc.DeepCopy()
 		f.validate = v1alpha1.ValidateSparkConnect(&sc)
+	case sparkv1.KindSparkCluster:
+		var c sparkv1.SparkCluster
+		if f.decode = yaml.UnmarshalStrict(data, &c); f.decode != nil {
+			return f
+		}
+		f.cluster = c.DeepCopy()
+		f.validate = sparkv1.ValidateSparkCluster(&c)
 	}
 	return f
 }
@@ -359,6 +372,8 @@ func (f *findings) meta() metav1.ObjectMeta {
 		return f.app.ObjectMeta
 	case f.connect != nil:
 		return f.connect.ObjectMeta
+	case f.cluster != nil:
+		return f.cluster.ObjectMeta
 	}
 	return f.scheduled.ObjectMeta
 }

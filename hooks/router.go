@@ -26,6 +26,8 @@ type Config struct {
 	SparkConnectSync          SyncFunc
 	SparkConnectFinalize      SyncFunc
 	SparkConnectCustomize     CustomizeFunc
+	SparkClusterSync          SyncFunc
+	SparkClusterFinalize      SyncFunc
 	// A nil decision or Mutate handler leaves its route unregistered (404).
 	Mutate http.Handler
 
@@ -76,6 +78,8 @@ func NewRouter(cfg Config) http.Handler {
 			{ScheduledSyncPath, "scheduledsparkapplication_sync", cfg.ScheduledSync},
 			{SparkConnectSyncPath, "sparkconnect_sync", cfg.SparkConnectSync},
 			{SparkConnectFinalizePath, "sparkconnect_finalize", cfg.SparkConnectFinalize},
+			{SparkClusterSyncPath, "sparkcluster_sync", cfg.SparkClusterSync},
+			{SparkClusterFinalizePath, "sparkcluster_finalize", cfg.SparkClusterFinalize},
 		}
 		for _, route := range syncRoutes {
 			if route.decide != nil {

@@ -59,6 +59,8 @@ func testConfig(m *metrics.Metrics) Config {
 		ScheduledSync:            echo,
 		SparkConnectSync:         echo,
 		SparkConnectFinalize:     echo,
+		SparkClusterSync:         echo,
+		SparkClusterFinalize:     echo,
 		SparkApplicationCustomize: func(*metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
 			return &metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{}}, nil
 		},

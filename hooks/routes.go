@@ -10,6 +10,8 @@ const (
 	SparkConnectSyncPath          = "/sparkconnect/sync"
 	SparkConnectFinalizePath      = "/sparkconnect/finalize"
 	SparkConnectCustomizePath     = "/sparkconnect/customize"
+	SparkClusterSyncPath          = "/sparkcluster/sync"
+	SparkClusterFinalizePath      = "/sparkcluster/finalize"
 	MutatePath                    = "/pods/mutate"
 	HealthzPath                   = "/healthz"
 	ReadyzPath                    = "/readyz"
@@ -26,6 +28,8 @@ func Routes() []string {
 		SparkConnectSyncPath,
 		SparkConnectFinalizePath,
 		SparkConnectCustomizePath,
+		SparkClusterSyncPath,
+		SparkClusterFinalizePath,
 		MutatePath,
 		HealthzPath,
 		ReadyzPath,

@@ -9,11 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sparkhooks/sparkhooks/hooks"
+	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+	"github.com/sparkhooks/sparkhooks/internal/sparkcluster"
 	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 )
 
@@ -139,6 +141,22 @@ func connectSync(cfg sparkconnect.Config) hooks.SyncFunc {
 func connectFinalize(req *metacontroller.SyncRequest, _ time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
 	resp, err := sparkconnect.Finalize(req)
 	return resp, hooks.Outcome{}, err
+}
+
+// clusterSync and clusterFinalize adapt the SparkCluster decision to the HTTP shell.
+func clusterSync(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
+	return clusterOutcome(sparkcluster.Sync(req, now))
+}
+
+func clusterFinalize(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
+	return clusterOutcome(sparkcluster.Finalize(req, now))
+}
+
+func clusterOutcome(resp *metacontroller.SyncResponse, r sparkcluster.Result, err error) (*metacontroller.SyncResponse, hooks.Outcome, error) {
+	if err != nil {
+		return nil, hooks.Outcome{}, err
+	}
+	return resp, hooks.Outcome{Kind: sparkv1.KindSparkCluster, From: r.From, To: r.To, ValidationFailed: r.ValidationFailed}, nil
 }
 
 // validateBatchSchedulers refuses settings that would leave an application with a batch

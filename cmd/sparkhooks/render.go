@@ -14,11 +14,13 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+	"github.com/sparkhooks/sparkhooks/internal/sparkcluster"
 	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 )
 
@@ -144,10 +146,10 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 	}
 	kind, _ := obj["kind"].(string)
 	switch kind {
-	case v1beta2.KindSparkApplication, v1beta2.KindScheduledSparkApplication, v1alpha1.KindSparkConnect:
+	case v1beta2.KindSparkApplication, v1beta2.KindScheduledSparkApplication, v1alpha1.KindSparkConnect, sparkv1.KindSparkCluster:
 	default:
-		return nil, fmt.Errorf("render handles kinds %s, %s and %s, found %q",
-			v1beta2.KindSparkApplication, v1beta2.KindScheduledSparkApplication, v1alpha1.KindSparkConnect, kind)
+		return nil, fmt.Errorf("render handles kinds %s, %s, %s and %s, found %q",
+			v1beta2.KindSparkApplication, v1beta2.KindScheduledSparkApplication, v1alpha1.KindSparkConnect, sparkv1.KindSparkCluster, kind)
 	}
 	md, _ := obj["metadata"].(map[string]any)
 	if md == nil {
@@ -177,6 +179,8 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 		return renderScheduled(parent, name, now, o)
 	case v1alpha1.KindSparkConnect:
 		return renderConnect(parent, name, now, o)
+	case sparkv1.KindSparkCluster:
+		return renderCluster(parent, name, now)
 	}
 	req := &metacontroller.SyncRequest{
 		Parent: parent,
@@ -226,6 +230,24 @@ func renderConnect(parent []byte, name string, now time.Time, o decisionOptions)
 			}
 		}
 		return nil, fmt.Errorf("SparkConnect %s is invalid: %s", name, msg)
+	}
+	return resp, nil
+}
+
+// renderCluster shows the first sync of a SparkCluster: its StatefulSets, Services, policy,
+// autoscaler and budget.
+func renderCluster(parent []byte, name string, now time.Time) (*metacontroller.SyncResponse, error) {
+	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}}
+	resp, r, err := sparkcluster.Sync(req, now)
+	if err != nil {
+		return nil, err
+	}
+	if r.ValidationFailed {
+		msg := "invalid spec"
+		if st, ok := resp.Status.(*sparkv1.ClusterStatus); ok {
+			msg = st.CurrentState.Message
+		}
+		return nil, fmt.Errorf("SparkCluster %s is invalid: %s", name, msg)
 	}
 	return resp, nil
 }

@@ -156,6 +156,8 @@ func runServer(ctx context.Context, opts serveOptions, logger *slog.Logger, plai
 		SparkConnectSync:          deps.connectSync,
 		SparkConnectFinalize:      deps.connectFinalize,
 		SparkConnectCustomize:     sparkconnect.Customize,
+		SparkClusterSync:          clusterSync,
+		SparkClusterFinalize:      clusterFinalize,
 		Mutate:                    deps.mutate,
 		Metrics:                   deps.metrics,
 		Logger:                    logger,

@@ -192,6 +192,26 @@ func checkConnectController(t *testing.T, cc *compositeController, base *url.URL
 	}, hookURLs(t, cc, base))
 }
 
+func checkClusterController(t *testing.T, cc *compositeController, base *url.URL) {
+	t.Helper()
+	require.NotNil(t, cc, "no CompositeController for sparkclusters")
+	assert.Equal(t, resourceRule{APIVersion: "spark.apache.org/v1", Resource: "sparkclusters"}, cc.Spec.ParentResource.resourceRule)
+	require.NotNil(t, cc.Spec.GenerateSelector)
+	assert.True(t, *cc.Spec.GenerateSelector)
+	assert.Nil(t, cc.Spec.ResyncPeriodSeconds, "the StatefulSets' status changes wake the sync hook")
+	assert.Equal(t, []childResourceRule{
+		child("v1", "services", "InPlace"),
+		child("apps/v1", "statefulsets", "InPlace"),
+		child("networking.k8s.io/v1", "networkpolicies", "InPlace"),
+		child("autoscaling/v2", "horizontalpodautoscalers", "InPlace"),
+		child("policy/v1", "poddisruptionbudgets", "InPlace"),
+	}, cc.Spec.ChildResources)
+	assert.Equal(t, map[string]string{
+		"sync":     hooks.SparkClusterSyncPath,
+		"finalize": hooks.SparkClusterFinalizePath,
+	}, hookURLs(t, cc, base))
+}
+
 // checkPodWebhook checks the registration of the pod-mutation webhook; the caller checks where
 // clientConfig points and the CA.
 func checkPodWebhook(t *testing.T, mwc *admissionregistrationv1.MutatingWebhookConfiguration) *admissionregistrationv1.MutatingWebhook {
@@ -314,10 +334,11 @@ func TestStaticRegistrations(t *testing.T) {
 	base, volcano := staticRegistrations(t)
 	hookBase := mustParseURL(t, staticHookBase)
 
-	require.Len(t, base.compositeControllers, 3)
+	require.Len(t, base.compositeControllers, 4)
 	checkSparkApplicationController(t, base.controllerFor("sparkapplications"), hookBase)
 	checkScheduledController(t, base.controllerFor("scheduledsparkapplications"), hookBase)
 	checkConnectController(t, base.controllerFor("sparkconnects"), hookBase)
+	checkClusterController(t, base.controllerFor("sparkclusters"), hookBase)
 
 	require.Len(t, volcano.compositeControllers, 1)
 	variant := volcano.controllerFor("sparkapplications")

@@ -348,7 +348,7 @@ func (c *renderedChart) podDisruptionBudget() {
 func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	t := c.t
 	base := mustParseURL(t, fmt.Sprintf("http://%s.%s.svc:%d", c.svc.Name, c.svc.Namespace, c.servicePortTo(httpContainerPort).Port))
-	require.Len(t, c.m.compositeControllers, 3)
+	require.Len(t, c.m.compositeControllers, 4)
 	sparkApp := c.m.controllerFor("sparkapplications")
 	var optional []childResourceRule
 	if c.r.volcano {
@@ -386,6 +386,12 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	wantConnect := staticBase.controllerFor("sparkconnects")
 	assert.Equal(t, wantConnect.Name, connect.Name)
 	assert.Equal(t, wantConnect.Spec, connect.Spec)
+
+	cluster := c.m.controllerFor("sparkclusters")
+	checkClusterController(t, cluster, base)
+	wantCluster := staticBase.controllerFor("sparkclusters")
+	assert.Equal(t, wantCluster.Name, cluster.Name)
+	assert.Equal(t, wantCluster.Spec, cluster.Spec)
 }
 
 func (c *renderedChart) webhook(staticBase *manifest) {
