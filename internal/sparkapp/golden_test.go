@@ -1,9 +1,7 @@
 package sparkapp
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
+	"github.com/sparkhooks/sparkhooks/internal/goldentest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -91,7 +90,7 @@ func runHook(t *testing.T, hook string, body []byte, now time.Time, cfg Config) 
 		require.NoError(t, json.Unmarshal(body, &req))
 		r, _, err := Sync(&req, now, cfg)
 		if err != nil {
-			resp = errorAnswer(err)
+			resp = goldentest.ErrorAnswer(err)
 		} else {
 			resp = r
 		}
@@ -99,20 +98,6 @@ func runHook(t *testing.T, hook string, body []byte, now time.Time, cfg Config) 
 	out, err := json.MarshalIndent(resp, "", "  ")
 	require.NoError(t, err)
 	return append(out, '\n')
-}
-
-// errorAnswer records a refused request as the HTTP layer tells it apart: a refusal (409) with
-// its reason, a request error (400), or anything else (500).
-func errorAnswer(err error) map[string]string {
-	var refusal *metacontroller.Refusal
-	var bad *metacontroller.RequestError
-	switch {
-	case errors.As(err, &refusal):
-		return map[string]string{"refused": refusal.Reason, "error": err.Error()}
-	case errors.As(err, &bad):
-		return map[string]string{"badRequest": "true", "error": err.Error()}
-	}
-	return map[string]string{"fault": "true", "error": err.Error()}
 }
 
 func checkStatusSchema(t *testing.T, crd *crdschema.Validator, response []byte) {
@@ -136,35 +121,5 @@ func checkStatusSchema(t *testing.T, crd *crdschema.Validator, response []byte) 
 
 func compareGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./internal/sparkapp -run TestGolden -update and review the diff")
-	if !bytes.Equal(want, got) {
-		t.Fatalf("golden %s differs (run with -update if the change is intended, and review the diff):\n%s", path, firstDifference(want, got))
-	}
-}
-
-// firstDifference shows the first differing line of two golden files with some context: the
-// files are long, and a full dump buries the change.
-func firstDifference(want, got []byte) string {
-	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	i := 0
-	for i < len(w) && i < len(g) && w[i] == g[i] {
-		i++
-	}
-	from := max(i-3, 0)
-	var b strings.Builder
-	for j := from; j < i; j++ {
-		b.WriteString("  " + w[j] + "\n")
-	}
-	for j := i; j < min(i+3, len(w)); j++ {
-		b.WriteString("- " + w[j] + "\n")
-	}
-	for j := i; j < min(i+3, len(g)); j++ {
-		b.WriteString("+ " + g[j] + "\n")
-	}
-	return b.String()
+	goldentest.Compare(t, path, got, *update, "go test ./internal/sparkapp -run TestGolden")
 }

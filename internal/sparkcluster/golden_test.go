@@ -2,11 +2,8 @@ package sparkcluster
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +14,7 @@ import (
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
-	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/goldentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/sparkcluster/")
@@ -116,11 +113,11 @@ func TestGolden(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := c.setup(t)
 			req := w.request(c.finalizing)
-			reqBody := indented(t, req)
+			reqBody := goldentest.Indented(t, req)
 			var resp any
 			r, _, err := Sync(req, w.now)
 			if err != nil {
-				resp = errorAnswer(err)
+				resp = goldentest.ErrorAnswer(err)
 			} else {
 				resp = r
 				var obj map[string]any
@@ -133,45 +130,12 @@ func TestGolden(t *testing.T) {
 			dir := filepath.Join(goldenDir, c.name)
 			compareGolden(t, filepath.Join(dir, "now.txt"), []byte(w.now.Format(time.RFC3339)+"\n"))
 			compareGolden(t, filepath.Join(dir, "request.json"), reqBody)
-			compareGolden(t, filepath.Join(dir, "response.json"), indented(t, resp))
+			compareGolden(t, filepath.Join(dir, "response.json"), goldentest.Indented(t, resp))
 		})
 	}
 }
 
-func indented(t *testing.T, v any) []byte {
-	out, err := json.MarshalIndent(v, "", "  ")
-	require.NoError(t, err)
-	return append(out, '\n')
-}
-
-func errorAnswer(err error) map[string]string {
-	var refusal *metacontroller.Refusal
-	var bad *metacontroller.RequestError
-	switch {
-	case errors.As(err, &refusal):
-		return map[string]string{"refused": refusal.Reason, "error": err.Error()}
-	case errors.As(err, &bad):
-		return map[string]string{"badRequest": "true", "error": err.Error()}
-	}
-	return map[string]string{"fault": "true", "error": err.Error()}
-}
-
 func compareGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./internal/sparkcluster -run TestGolden -update and review the diff")
-	if string(want) != string(got) {
-		wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-		for i := range min(len(wl), len(gl)) {
-			if wl[i] != gl[i] {
-				t.Fatalf("golden %s differs at line %d (run with -update if intended, and review the diff):\n  want: %s\n  got:  %s", path, i+1, wl[i], gl[i])
-			}
-		}
-		t.Fatalf("golden %s differs in length", path)
-	}
+	goldentest.Compare(t, path, got, *update, "go test ./internal/sparkcluster -run TestGolden")
 }

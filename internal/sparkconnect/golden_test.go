@@ -2,11 +2,8 @@ package sparkconnect
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
+	"github.com/sparkhooks/sparkhooks/internal/goldentest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -166,41 +164,23 @@ func TestGolden(t *testing.T) {
 			default:
 				sreq := w.request()
 				req = sreq
-				reqBody := indented(t, sreq)
+				reqBody := goldentest.Indented(t, sreq)
 				r, _, err := Sync(sreq, w.now, w.cfg)
 				if err != nil {
-					resp = errorAnswer(err)
+					resp = goldentest.ErrorAnswer(err)
 				} else {
 					resp = r
 					checkStatusSchema(t, crd, w.sc, r)
 				}
 				compareGolden(t, filepath.Join(dir, "now.txt"), []byte(w.now.Format(time.RFC3339)+"\n"))
 				compareGolden(t, filepath.Join(dir, "request.json"), reqBody)
-				compareGolden(t, filepath.Join(dir, "response.json"), indented(t, resp))
+				compareGolden(t, filepath.Join(dir, "response.json"), goldentest.Indented(t, resp))
 				return
 			}
-			compareGolden(t, filepath.Join(dir, "request.json"), indented(t, req))
-			compareGolden(t, filepath.Join(dir, "response.json"), indented(t, resp))
+			compareGolden(t, filepath.Join(dir, "request.json"), goldentest.Indented(t, req))
+			compareGolden(t, filepath.Join(dir, "response.json"), goldentest.Indented(t, resp))
 		})
 	}
-}
-
-func indented(t *testing.T, v any) []byte {
-	out, err := json.MarshalIndent(v, "", "  ")
-	require.NoError(t, err)
-	return append(out, '\n')
-}
-
-func errorAnswer(err error) map[string]string {
-	var refusal *metacontroller.Refusal
-	var bad *metacontroller.RequestError
-	switch {
-	case errors.As(err, &refusal):
-		return map[string]string{"refused": refusal.Reason, "error": err.Error()}
-	case errors.As(err, &bad):
-		return map[string]string{"badRequest": "true", "error": err.Error()}
-	}
-	return map[string]string{"fault": "true", "error": err.Error()}
 }
 
 func checkStatusSchema(t *testing.T, crd *crdschema.Validator, sc *v1alpha1.SparkConnect, resp *metacontroller.SyncResponse) {
@@ -215,24 +195,5 @@ func checkStatusSchema(t *testing.T, crd *crdschema.Validator, sc *v1alpha1.Spar
 
 func compareGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./internal/sparkconnect -run TestGolden -update and review the diff")
-	if string(want) != string(got) {
-		t.Fatalf("golden %s differs (run with -update if the change is intended, and review the diff):\n%s", path, firstDifference(string(want), string(got)))
-	}
-}
-
-func firstDifference(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := range min(len(wl), len(gl)) {
-		if wl[i] != gl[i] {
-			return "line " + strconv.Itoa(i+1) + ":\n  want: " + wl[i] + "\n  got:  " + gl[i]
-		}
-	}
-	return "lengths differ"
+	goldentest.Compare(t, path, got, *update, "go test ./internal/sparkconnect -run TestGolden")
 }
