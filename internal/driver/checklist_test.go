@@ -226,7 +226,11 @@ func checkConfigMap(t *testing.T, b built) {
 	} {
 		assert.NotEmpty(t, conf[key], key)
 	}
-	assert.True(t, strings.HasPrefix(conf["spark.master"], "k8s://https://"))
+	if master := b.app.Spec.SparkConf["spark.master"]; v1beta2.StandaloneMaster(master) {
+		assert.Equal(t, master, conf["spark.master"], "a standalone cluster's master is kept")
+	} else {
+		assert.True(t, strings.HasPrefix(conf["spark.master"], "k8s://https://"))
+	}
 	assert.Equal(t, "cluster", conf["spark.submit.deployMode"])
 	assert.Equal(t, "true", conf["spark.kubernetes.submitInDriver"])
 	assert.NotContains(t, conf, "spark.driver.bindAddress")

@@ -12,11 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+	"github.com/sparkhooks/sparkhooks/internal/sparkcluster"
 	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 )
 
@@ -63,8 +65,8 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 			kind, ok := kinds[tm.Kind]
 			require.True(t, ok, "no webhook for kind %q", tm.Kind)
 			req := &request{
-				UID: "agree", Kind: metav1.GroupVersionKind{Group: v1beta2.GroupName, Version: kind.GroupVersion.Version, Kind: kind.Kind},
-				Resource:  metav1.GroupVersionResource{Group: v1beta2.GroupName, Version: kind.GroupVersion.Version, Resource: kind.Resource},
+				UID: "agree", Kind: metav1.GroupVersionKind{Group: kind.GroupVersion.Group, Version: kind.GroupVersion.Version, Kind: kind.Kind},
+				Resource:  metav1.GroupVersionResource{Group: kind.GroupVersion.Group, Version: kind.GroupVersion.Version, Resource: kind.Resource},
 				Namespace: "spark-jobs", Operation: admissionv1.Create, Object: raw,
 			}
 			resp, outcome := decide(req, kind, goldenNow)
@@ -80,6 +82,10 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 			case v1beta2.KindScheduledSparkApplication:
 				var r schedule.Result
 				_, r, hookErr = schedule.Sync(sync, goldenNow, schedule.Config{})
+				hookInvalid = r.ValidationFailed
+			case sparkv1.KindSparkCluster:
+				var r sparkcluster.Result
+				_, r, hookErr = sparkcluster.Sync(sync, goldenNow)
 				hookInvalid = r.ValidationFailed
 			case v1alpha1.KindSparkConnect:
 				var r sparkconnect.Result

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
@@ -33,7 +34,38 @@ type object interface {
 
 // Kinds lists every kind the webhook validates, one route each.
 func Kinds() []Kind {
-	return []Kind{SparkApplication(), ScheduledSparkApplication(), SparkConnect()}
+	return []Kind{SparkApplication(), ScheduledSparkApplication(), SparkConnect(), SparkCluster()}
+}
+
+// SparkCluster is the Apache operator's spark.apache.org/v1 SparkCluster.
+func SparkCluster() Kind {
+	return Kind{
+		GroupVersion: sparkv1.GroupVersion,
+		Kind:         sparkv1.KindSparkCluster,
+		Resource:     "sparkclusters",
+		decode: func(raw []byte) (object, error) {
+			c, specErrs, err := sparkv1.DecodeSparkCluster(raw)
+			if err != nil {
+				return nil, err
+			}
+			return &sparkCluster{SparkCluster: *c, specErrs: specErrs}, nil
+		},
+	}
+}
+
+type sparkCluster struct {
+	sparkv1.SparkCluster
+	specErrs field.ErrorList
+}
+
+func (c *sparkCluster) spec() any { return &c.Spec }
+
+// validate is the SparkCluster sync hook's verdict.
+func (c *sparkCluster) validate(time.Time) field.ErrorList {
+	if len(c.specErrs) > 0 {
+		return c.specErrs
+	}
+	return sparkv1.ValidateSparkCluster(&c.SparkCluster)
 }
 
 // SparkConnect is the sparkoperator.k8s.io/v1alpha1 SparkConnect.
