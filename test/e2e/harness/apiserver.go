@@ -15,7 +15,6 @@ import (
 
 	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	crdoptions "k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
 	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
@@ -214,38 +213,41 @@ func newAPIServer(listener net.Listener, dir, etcdURL string) (*apiextensionsapi
 	return server, nil
 }
 
-// installBuiltinGroups serves core/v1 (at /api) and networking.k8s.io/v1 from generic registry
-// stores in the same etcd.
+// installBuiltinGroups serves the built-in kinds (core/v1 at /api, the other groups at /apis)
+// from generic registry stores in the same etcd.
 func installBuiltinGroups(server *genericapiserver.GenericAPIServer, etcd *genericoptions.EtcdOptions, config *genericapiserver.RecommendedConfig,
 	scheme *runtime.Scheme, codecs serializer.CodecFactory,
 ) error {
 	storageConfig := etcd.StorageConfig
-	storageConfig.Codec = codecs.LegacyCodec(corev1.SchemeGroupVersion, networkingv1.SchemeGroupVersion)
+	storageConfig.Codec = codecs.LegacyCodec(builtinGroupVersions...)
 	storageConfig.StorageObjectCountTracker = config.StorageObjectCountTracker
 	optsGetter := etcd.CreateRESTOptionsGetter(&genericoptions.SimpleStorageFactory{StorageConfig: storageConfig}, config.ResourceTransformers)
 
-	core := genericapiserver.NewDefaultAPIGroupInfo(corev1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
-	networking := genericapiserver.NewDefaultAPIGroupInfo(networkingv1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
-	core.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{}
-	networking.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{}
+	groups := map[string]*genericapiserver.APIGroupInfo{}
+	for _, gv := range builtinGroupVersions {
+		info := genericapiserver.NewDefaultAPIGroupInfo(gv.Group, scheme, runtime.NewParameterCodec(scheme), codecs)
+		info.VersionedResourcesStorageMap[gv.Version] = map[string]rest.Storage{}
+		groups[gv.Group] = &info
+	}
 	for _, kind := range builtinKinds() {
 		storage, err := newBuiltinStorage(kind, scheme, optsGetter)
 		if err != nil {
 			return err
 		}
-		target := core.VersionedResourcesStorageMap["v1"]
-		if kind.gvr.Group == networkingv1.GroupName {
-			target = networking.VersionedResourcesStorageMap["v1"]
-		}
 		for path, s := range storage {
-			target[path] = s
+			groups[kind.gvr.Group].VersionedResourcesStorageMap[kind.gvr.Version][path] = s
 		}
 	}
-	if err := server.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, &core); err != nil {
-		return fmt.Errorf("installing core/v1: %w", err)
-	}
-	if err := server.InstallAPIGroup(&networking); err != nil {
-		return fmt.Errorf("installing networking.k8s.io/v1: %w", err)
+	for _, gv := range builtinGroupVersions {
+		install := server.InstallAPIGroup
+		if gv.Group == corev1.GroupName {
+			install = func(info *genericapiserver.APIGroupInfo) error {
+				return server.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, info)
+			}
+		}
+		if err := install(groups[gv.Group]); err != nil {
+			return fmt.Errorf("installing %s: %w", gv, err)
+		}
 	}
 	return nil
 }

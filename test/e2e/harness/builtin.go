@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"reflect"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -119,7 +122,36 @@ func builtinKinds() []builtinKind {
 			hasStatus: true,
 			validate:  func(obj runtime.Object) field.ErrorList { return validateIngress(obj.(*networkingv1.Ingress)) },
 		},
+		// What a SparkCluster is made of. No controller acts on them: a test reports the
+		// StatefulSets' ready replicas as the kubelet reports pods.
+		{
+			gvr: networkingv1.SchemeGroupVersion.WithResource("networkpolicies"), singular: "networkpolicy", namespaced: true,
+			newObj: func() runtime.Object { return &networkingv1.NetworkPolicy{} }, newList: func() runtime.Object { return &networkingv1.NetworkPolicyList{} },
+		},
+		{
+			gvr: appsv1.SchemeGroupVersion.WithResource("statefulsets"), singular: "statefulset", namespaced: true,
+			newObj: func() runtime.Object { return &appsv1.StatefulSet{} }, newList: func() runtime.Object { return &appsv1.StatefulSetList{} },
+			hasStatus: true,
+		},
+		{
+			gvr: autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers"), singular: "horizontalpodautoscaler", namespaced: true,
+			newObj:    func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
+			newList:   func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} },
+			hasStatus: true,
+		},
+		{
+			gvr: policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), singular: "poddisruptionbudget", namespaced: true,
+			newObj:    func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
+			newList:   func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
+			hasStatus: true,
+		},
 	}
+}
+
+// builtinGroupVersions are the API group versions of the built-in kinds, core/v1 first.
+var builtinGroupVersions = []schema.GroupVersion{
+	corev1.SchemeGroupVersion, networkingv1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
+	autoscalingv2.SchemeGroupVersion, policyv1.SchemeGroupVersion,
 }
 
 // newBuiltinScheme registers the built-in types under their versions and, because the generic
@@ -127,11 +159,10 @@ func builtinKinds() []builtinKind {
 // the same Go type in both places makes that "conversion" a no-op.
 func newBuiltinScheme() (*runtime.Scheme, serializer.CodecFactory, error) {
 	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
-		return nil, serializer.CodecFactory{}, err
-	}
-	if err := networkingv1.AddToScheme(scheme); err != nil {
-		return nil, serializer.CodecFactory{}, err
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, networkingv1.AddToScheme, appsv1.AddToScheme, autoscalingv2.AddToScheme, policyv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, serializer.CodecFactory{}, err
+		}
 	}
 	for _, kind := range builtinKinds() {
 		internal := schema.GroupVersion{Group: kind.gvr.Group, Version: runtime.APIVersionInternal}
@@ -154,11 +185,10 @@ func newBuiltinScheme() (*runtime.Scheme, serializer.CodecFactory, error) {
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	scheme.AddUnversionedTypes(schema.GroupVersion{Version: "v1"},
 		&metav1.Status{}, &metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{})
-	if err := scheme.SetVersionPriority(corev1.SchemeGroupVersion); err != nil {
-		return nil, serializer.CodecFactory{}, err
-	}
-	if err := scheme.SetVersionPriority(networkingv1.SchemeGroupVersion); err != nil {
-		return nil, serializer.CodecFactory{}, err
+	for _, gv := range builtinGroupVersions {
+		if err := scheme.SetVersionPriority(gv); err != nil {
+			return nil, serializer.CodecFactory{}, err
+		}
 	}
 	return scheme, serializer.NewCodecFactory(scheme), nil
 }
@@ -348,6 +378,12 @@ func getStatus(obj runtime.Object) any {
 		return o.Status
 	case *networkingv1.Ingress:
 		return o.Status
+	case *appsv1.StatefulSet:
+		return o.Status
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		return o.Status
+	case *policyv1.PodDisruptionBudget:
+		return o.Status
 	}
 	return nil
 }
@@ -362,6 +398,12 @@ func setStatus(obj runtime.Object, status any) {
 		o.Status = status.(corev1.NamespaceStatus)
 	case *networkingv1.Ingress:
 		o.Status = status.(networkingv1.IngressStatus)
+	case *appsv1.StatefulSet:
+		o.Status = status.(appsv1.StatefulSetStatus)
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		o.Status = status.(autoscalingv2.HorizontalPodAutoscalerStatus)
+	case *policyv1.PodDisruptionBudget:
+		o.Status = status.(policyv1.PodDisruptionBudgetStatus)
 	}
 }
 
@@ -374,6 +416,14 @@ func getSpec(obj runtime.Object) any {
 	case *corev1.Namespace:
 		return o.Spec
 	case *networkingv1.Ingress:
+		return o.Spec
+	case *networkingv1.NetworkPolicy:
+		return o.Spec
+	case *appsv1.StatefulSet:
+		return o.Spec
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		return o.Spec
+	case *policyv1.PodDisruptionBudget:
 		return o.Spec
 	}
 	return nil
@@ -390,5 +440,13 @@ func copyInto(dst, src runtime.Object) {
 		*d = *src.(*corev1.Namespace)
 	case *networkingv1.Ingress:
 		*d = *src.(*networkingv1.Ingress)
+	case *networkingv1.NetworkPolicy:
+		*d = *src.(*networkingv1.NetworkPolicy)
+	case *appsv1.StatefulSet:
+		*d = *src.(*appsv1.StatefulSet)
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		*d = *src.(*autoscalingv2.HorizontalPodAutoscaler)
+	case *policyv1.PodDisruptionBudget:
+		*d = *src.(*policyv1.PodDisruptionBudget)
 	}
 }
