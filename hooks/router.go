@@ -28,6 +28,7 @@ type Config struct {
 	SparkConnectCustomize     CustomizeFunc
 	SparkClusterSync          SyncFunc
 	SparkClusterFinalize      SyncFunc
+	SparkClusterCustomize     CustomizeFunc
 	// A nil decision or Mutate handler leaves its route unregistered (404).
 	Mutate http.Handler
 
@@ -92,6 +93,7 @@ func NewRouter(cfg Config) http.Handler {
 		}{
 			{SparkApplicationCustomizePath, "sparkapplication_customize", cfg.SparkApplicationCustomize},
 			{SparkConnectCustomizePath, "sparkconnect_customize", cfg.SparkConnectCustomize},
+			{SparkClusterCustomizePath, "sparkcluster_customize", cfg.SparkClusterCustomize},
 		}
 		for _, route := range customizeRoutes {
 			if route.decide != nil {

@@ -67,6 +67,9 @@ func testConfig(m *metrics.Metrics) Config {
 		SparkConnectCustomize: func(*metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
 			return &metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{}}, nil
 		},
+		SparkClusterCustomize: func(*metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
+			return &metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{}}, nil
+		},
 		Mutate: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			writeText(w, http.StatusOK, "mutated")
 		}),

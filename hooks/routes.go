@@ -12,6 +12,7 @@ const (
 	SparkConnectCustomizePath     = "/sparkconnect/customize"
 	SparkClusterSyncPath          = "/sparkcluster/sync"
 	SparkClusterFinalizePath      = "/sparkcluster/finalize"
+	SparkClusterCustomizePath     = "/sparkcluster/customize"
 	MutatePath                    = "/pods/mutate"
 	HealthzPath                   = "/healthz"
 	ReadyzPath                    = "/readyz"
@@ -30,6 +31,7 @@ func Routes() []string {
 		SparkConnectCustomizePath,
 		SparkClusterSyncPath,
 		SparkClusterFinalizePath,
+		SparkClusterCustomizePath,
 		MutatePath,
 		HealthzPath,
 		ReadyzPath,

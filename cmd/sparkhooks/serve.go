@@ -16,6 +16,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
+	"github.com/sparkhooks/sparkhooks/internal/sparkcluster"
 	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 )
 
@@ -158,6 +159,7 @@ func runServer(ctx context.Context, opts serveOptions, logger *slog.Logger, plai
 		SparkConnectCustomize:     sparkconnect.Customize,
 		SparkClusterSync:          clusterSync,
 		SparkClusterFinalize:      clusterFinalize,
+		SparkClusterCustomize:     sparkcluster.Customize,
 		Mutate:                    deps.mutate,
 		Metrics:                   deps.metrics,
 		Logger:                    logger,

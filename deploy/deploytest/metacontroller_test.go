@@ -207,8 +207,9 @@ func checkClusterController(t *testing.T, cc *compositeController, base *url.URL
 		child("policy/v1", "poddisruptionbudgets", "InPlace"),
 	}, cc.Spec.ChildResources)
 	assert.Equal(t, map[string]string{
-		"sync":     hooks.SparkClusterSyncPath,
-		"finalize": hooks.SparkClusterFinalizePath,
+		"sync":      hooks.SparkClusterSyncPath,
+		"finalize":  hooks.SparkClusterFinalizePath,
+		"customize": hooks.SparkClusterCustomizePath,
 	}, hookURLs(t, cc, base))
 }
 

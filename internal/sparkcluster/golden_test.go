@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
 	"github.com/sparkhooks/sparkhooks/internal/goldentest"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/sparkcluster/")
@@ -78,6 +80,21 @@ func goldenCases() []goldenCase {
 		{name: "master-ready-workers-not", setup: fresh(clusterYAML, settled, func(w *world) { w.ready(roleMaster, 1); w.ready(roleWorker, 2) })},
 		{name: "healthy", setup: fresh(clusterYAML, settled, func(w *world) { w.ready(roleMaster, 1); w.ready(roleWorker, 3) })},
 		{name: "healthy-settled", setup: fresh(clusterYAML, healthy)},
+		{name: "worker-unschedulable", setup: fresh(clusterYAML, settled, func(w *world) {
+			w.ready(roleMaster, 1)
+			w.ready(roleWorker, 2)
+			w.pod(roleWorker, 2, map[string]any{"phase": "Pending", "conditions": []any{map[string]any{
+				"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+				"message": "0/3 nodes are available: 3 Insufficient cpu.",
+			}}})
+		})},
+		{name: "master-crash-looping", setup: fresh(clusterYAML, healthy, func(w *world) {
+			w.ready(roleMaster, 0)
+			w.pod(roleMaster, 0, map[string]any{"phase": "Running", "containerStatuses": []any{map[string]any{
+				"name": "master", "ready": false, "restartCount": 5, "image": "apache/spark:4.0.1", "imageID": "",
+				"state": map[string]any{"waiting": map[string]any{"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container"}},
+			}}})
+		})},
 		{name: "healthy-master-lost", setup: fresh(clusterYAML, healthy, func(w *world) { w.ready(roleMaster, 0) })},
 		{name: "more-workers-and-conf", setup: fresh(clusterYAML, healthy, func(w *world) {
 			w.edit(func(s *sparkv1.ClusterSpec) {
@@ -138,4 +155,16 @@ func TestGolden(t *testing.T) {
 func compareGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
 	goldentest.Compare(t, path, got, *update, "go test ./internal/sparkcluster -run TestGolden")
+}
+
+func TestCustomizeAsksForTheClusterPods(t *testing.T) {
+	w := newWorld(t, clusterYAML)
+	resp, err := Customize(&metacontroller.CustomizeRequest{Parent: mustJSON(t, w.c)})
+	require.NoError(t, err)
+	require.Len(t, resp.RelatedResources, 1)
+	rule := resp.RelatedResources[0]
+	assert.Equal(t, "pods", rule.Resource)
+	assert.Equal(t, map[string]string{LabelClusterName: "prod"}, rule.LabelSelector.MatchLabels)
+	_, err = Customize(&metacontroller.CustomizeRequest{})
+	assert.Error(t, err)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -22,6 +23,7 @@ var (
 	keyPolicy      = metacontroller.Key("NetworkPolicy", "networking.k8s.io/v1")
 	keyHPA         = metacontroller.Key("HorizontalPodAutoscaler", "autoscaling/v2")
 	keyPDB         = metacontroller.Key("PodDisruptionBudget", "policy/v1")
+	keyPod         = metacontroller.Key("Pod", "v1")
 	childKeys      = []string{keyService, keyStatefulSet, keyPolicy, keyHPA, keyPDB}
 )
 
@@ -52,6 +54,32 @@ type input struct {
 	specErrs field.ErrorList
 	children metacontroller.ChildMap
 	sets     map[string]*statefulSetView
+	pods     []*podView // the cluster's Pods, sent as related objects (see Customize)
+}
+
+// podView is what the decision reads of a master or worker Pod: why it does not run.
+type podView struct {
+	Metadata metav1.ObjectMeta `json:"metadata"`
+	Status   corev1.PodStatus  `json:"status"`
+}
+
+// problem is why a Pod does not run, and whether the cluster cannot be scheduled (as opposed
+// to failing once placed); "" when nothing is wrong that the Pod says.
+func (p *podView) problem() (msg string, scheduling bool) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return fmt.Sprintf("Pod %s cannot be scheduled: %s", p.Metadata.Name, c.Message), true
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil {
+			switch w.Reason {
+			case "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError":
+				return fmt.Sprintf("Pod %s: container %s is waiting: %s: %s", p.Metadata.Name, cs.Name, w.Reason, w.Message), false
+			}
+		}
+	}
+	return "", false
 }
 
 func requestErrorf(format string, args ...any) error {
@@ -92,6 +120,14 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 			return nil, requestErrorf("%w", err)
 		}
 		in.sets[n] = v
+	}
+	req.Related.DropAbsent()
+	for _, n := range req.Related.Names(keyPod) {
+		p := &podView{}
+		if _, err := req.Related.Decode(keyPod, n, p); err != nil {
+			return nil, requestErrorf("%w", err)
+		}
+		in.pods = append(in.pods, p)
 	}
 	return in, nil
 }
@@ -163,7 +199,37 @@ func (d *decider) decide() {
 		d.setState(sparkv1.StateRunningHealthy, fmt.Sprintf("the master is ready at %s with %d ready workers", MasterURL(c), workers))
 		return
 	}
-	d.setState(sparkv1.StateSubmitted, fmt.Sprintf("waiting for the master (%d/1 ready) and at least %d workers (%d ready)", master, want, workers))
+	waiting := fmt.Sprintf("the master (%d/1 ready) and at least %d workers (%d ready)", master, want, workers)
+	for _, p := range d.in.pods {
+		if msg, scheduling := p.problem(); msg != "" {
+			state := sparkv1.StateFailed
+			if scheduling {
+				state = sparkv1.StateSchedulingFailure
+			}
+			d.setState(state, msg+"; waiting for "+waiting)
+			return
+		}
+	}
+	d.setState(sparkv1.StateSubmitted, "waiting for "+waiting)
+}
+
+// Customize asks Metacontroller for the cluster's Pods, which its StatefulSets create, so that
+// the state can say why they do not run.
+func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
+	if req == nil || len(req.Parent) == 0 || string(req.Parent) == "null" {
+		return nil, requestErrorf("request has no parent")
+	}
+	c, _, err := sparkv1.DecodeSparkCluster(req.Parent)
+	if err != nil {
+		return nil, requestErrorf("decode parent SparkCluster: %w", err)
+	}
+	if c.Name == "" {
+		return nil, requestErrorf("parent SparkCluster lacks metadata.name")
+	}
+	return &metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{{
+		APIVersion: "v1", Resource: "pods",
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelClusterName: c.Name}},
+	}}}, nil
 }
 
 func (d *decider) ready(stsName string) int32 {

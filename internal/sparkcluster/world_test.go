@@ -51,6 +51,7 @@ type world struct {
 	now      time.Time
 	c        *sparkv1.SparkCluster
 	children map[string]map[string]map[string]any
+	pods     map[string]map[string]any // the cluster's Pods, sent as related objects
 	uids     int
 }
 
@@ -60,7 +61,7 @@ func newWorld(t testing.TB, doc string) *world {
 	require.NoError(t, yaml.UnmarshalStrict([]byte(doc), c))
 	c.Namespace, c.UID, c.Generation = "spark", "3c1a0000-0000-4000-8000-0000000000a1", 1
 	c.CreationTimestamp = metav1.NewTime(worldStart)
-	w := &world{t: t, now: worldStart, c: c, children: map[string]map[string]map[string]any{}}
+	w := &world{t: t, now: worldStart, c: c, children: map[string]map[string]map[string]any{}, pods: map[string]map[string]any{}}
 	for _, key := range childKeys {
 		w.children[key] = map[string]map[string]any{}
 	}
@@ -70,7 +71,11 @@ func newWorld(t testing.TB, doc string) *world {
 func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
 	parent, err := json.Marshal(w.c)
 	require.NoError(w.t, err)
-	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing}
+	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
+		Related: metacontroller.ChildMap{keyPod: {}}}
+	for n, pod := range w.pods {
+		req.Related[keyPod][n] = mustJSON(w.t, pod)
+	}
 	for key, objs := range w.children {
 		req.Children[key] = map[string]json.RawMessage{}
 		for n, obj := range objs {
@@ -144,4 +149,14 @@ func mustJSON(t testing.TB, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// pod adds one of the cluster's Pods with the given status.
+func (w *world) pod(role string, index int, status map[string]any) {
+	n := fmt.Sprintf("%s-%s-%d", w.c.Name, role, index)
+	w.pods[n] = map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": n, "namespace": w.c.Namespace, "labels": map[string]any{LabelClusterName: w.c.Name, LabelSparkRole: role}},
+		"status":   status,
+	}
 }
