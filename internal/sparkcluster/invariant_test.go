@@ -33,31 +33,9 @@ func TestNeverDropsAStatefulSet(t *testing.T) {
 			raw := mustJSON(t, req)
 			var sreq metacontroller.SyncRequest
 			require.NoError(t, json.Unmarshal(raw, &sreq))
-			observed, deleting := observedStatefulSets(t, raw)
 			resp, _, err := Sync(&sreq, time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC))
-			if err != nil {
-				var refusal *metacontroller.Refusal
-				var bad *metacontroller.RequestError
-				require.True(t, errors.As(err, &refusal) || errors.As(err, &bad), "%s/%s: a fault: %v", filepath.Base(filepath.Dir(file)), m.name, err)
-				continue
-			}
-			answered++
-			if deleting {
-				continue
-			}
-			kept := map[string]bool{}
-			for _, child := range resp.Children {
-				var obj struct {
-					Kind     string                `json:"kind"`
-					Metadata struct{ Name string } `json:"metadata"`
-				}
-				require.NoError(t, json.Unmarshal(mustJSON(t, child), &obj))
-				if obj.Kind == "StatefulSet" {
-					kept[obj.Metadata.Name] = true
-				}
-			}
-			for _, n := range observed {
-				assert.True(t, kept[n], "%s/%s: StatefulSet %s left out of a 200 answer", filepath.Base(filepath.Dir(file)), m.name, n)
+			if checkStatefulSetsKeptOracle(t, filepath.Base(filepath.Dir(file))+"/"+m.name, raw, resp, err) {
+				answered++
 			}
 		}
 	}
@@ -65,7 +43,40 @@ func TestNeverDropsAStatefulSet(t *testing.T) {
 	assert.Greater(t, answered, total/2)
 }
 
+// checkStatefulSetsKeptOracle judges one answer to the request raw: an error must be a refusal
+// or a request error, never a fault; a 200 to a sync of a cluster not being deleted must keep
+// every observed StatefulSet. It reports whether the answer was a 200.
+func checkStatefulSetsKeptOracle(t *testing.T, label string, raw []byte, resp *metacontroller.SyncResponse, err error) bool {
+	t.Helper()
+	if err != nil {
+		var refusal *metacontroller.Refusal
+		var bad *metacontroller.RequestError
+		require.True(t, errors.As(err, &refusal) || errors.As(err, &bad), "%s: a fault: %v", label, err)
+		return false
+	}
+	observed, deleting := observedStatefulSets(t, raw)
+	if deleting {
+		return true
+	}
+	kept := map[string]bool{}
+	for _, child := range resp.Children {
+		var obj struct {
+			Kind     string                `json:"kind"`
+			Metadata struct{ Name string } `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(mustJSON(t, child), &obj))
+		if obj.Kind == "StatefulSet" {
+			kept[obj.Metadata.Name] = true
+		}
+	}
+	for _, n := range observed {
+		assert.True(t, kept[n], "%s: StatefulSet %s left out of a 200 answer", label, n)
+	}
+	return true
+}
+
 func observedStatefulSets(t *testing.T, raw []byte) (names []string, deleting bool) {
+	t.Helper()
 	var req struct {
 		Finalizing bool `json:"finalizing"`
 		Parent     struct {
