@@ -1,6 +1,11 @@
 package metacontroller
 
-import "fmt"
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
 
 // RequestError means a hook request cannot be understood. The HTTP layer answers 400, and
 // Metacontroller leaves the children and the status alone and retries: the safe answer when a
@@ -41,3 +46,15 @@ func (e *Refusal) Unwrap() error { return e.err }
 
 // Conflict marks the error as a refusal to decide on a contradictory observation.
 func (e *Refusal) Conflict() string { return e.Reason }
+
+// CheckParentType refuses a parent of another kind or API version than the hook's, as a
+// request error. Empty fields pass: the hook's URL implies them.
+func CheckParentType(tm metav1.TypeMeta, want schema.GroupVersionKind) error {
+	if tm.Kind != "" && tm.Kind != want.Kind {
+		return RequestErrorf("parent is a %s, want %s", tm.Kind, want.Kind)
+	}
+	if gv := want.GroupVersion().String(); tm.APIVersion != "" && tm.APIVersion != gv {
+		return RequestErrorf("parent has apiVersion %s, want %s", tm.APIVersion, gv)
+	}
+	return nil
+}

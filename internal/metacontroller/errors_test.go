@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestChildMapDropAbsentAndCheckNames(t *testing.T) {
@@ -30,4 +32,23 @@ func TestRefusalIsAConflictNotABadRequest(t *testing.T) {
 	var br interface{ BadRequest() bool }
 	assert.False(t, errors.As(err, &br))
 	assert.Equal(t, "pod p: why", err.Error())
+}
+
+func TestCheckParentType(t *testing.T) {
+	want := schema.GroupVersionKind{Group: "spark.apache.org", Version: "v1", Kind: "SparkCluster"}
+	for tm, ok := range map[metav1.TypeMeta]bool{
+		{}: true,
+		{APIVersion: "spark.apache.org/v1", Kind: "SparkCluster"}: true,
+		{Kind: "SparkApplication"}:                                false,
+		{APIVersion: "spark.apache.org/v1beta1"}:                  false,
+	} {
+		err := CheckParentType(tm, want)
+		if (err == nil) != ok {
+			t.Errorf("CheckParentType(%+v) = %v", tm, err)
+		}
+		var bad *RequestError
+		if err != nil && !errors.As(err, &bad) {
+			t.Errorf("CheckParentType(%+v) = %v, not a RequestError", tm, err)
+		}
+	}
 }

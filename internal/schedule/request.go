@@ -35,11 +35,8 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	}
 	p := *parent
 	// An empty kind or apiVersion is accepted: both are implied by the hook's URL.
-	if p.Kind != "" && p.Kind != v1beta2.KindScheduledSparkApplication {
-		return nil, requestErrorf("parent is a %s, want %s", p.Kind, v1beta2.KindScheduledSparkApplication)
-	}
-	if want := v1beta2.GroupVersion.String(); p.APIVersion != "" && p.APIVersion != want {
-		return nil, requestErrorf("parent has apiVersion %s, want %s", p.APIVersion, want)
+	if err := metacontroller.CheckParentType(p.TypeMeta, v1beta2.GroupVersion.WithKind(v1beta2.KindScheduledSparkApplication)); err != nil {
+		return nil, err
 	}
 	if p.Name == "" {
 		return nil, requestErrorf("parent ScheduledSparkApplication lacks metadata.name")

@@ -87,11 +87,8 @@ func decodeParent(raw json.RawMessage) (*v1beta2.SparkApplication, field.ErrorLi
 	if err != nil {
 		return nil, nil, requestErrorf("decode parent SparkApplication: %w", err)
 	}
-	if app.Kind != "" && app.Kind != v1beta2.KindSparkApplication {
-		return nil, nil, requestErrorf("parent is a %s, want %s", app.Kind, v1beta2.KindSparkApplication)
-	}
-	if want := v1beta2.GroupVersion.String(); app.APIVersion != "" && app.APIVersion != want {
-		return nil, nil, requestErrorf("parent has apiVersion %s, want %s", app.APIVersion, want)
+	if err := metacontroller.CheckParentType(app.TypeMeta, v1beta2.GroupVersion.WithKind(v1beta2.KindSparkApplication)); err != nil {
+		return nil, nil, err
 	}
 	if app.Name == "" || app.UID == "" {
 		return nil, nil, requestErrorf("parent SparkApplication lacks metadata.name or metadata.uid")

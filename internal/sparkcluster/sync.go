@@ -97,11 +97,8 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if err != nil {
 		return nil, requestErrorf("decode parent SparkCluster: %w", err)
 	}
-	if c.Kind != "" && c.Kind != sparkv1.KindSparkCluster {
-		return nil, requestErrorf("parent is a %s, want %s", c.Kind, sparkv1.KindSparkCluster)
-	}
-	if want := sparkv1.GroupVersion.String(); c.APIVersion != "" && c.APIVersion != want {
-		return nil, requestErrorf("parent has apiVersion %s, want %s", c.APIVersion, want)
+	if err := metacontroller.CheckParentType(c.TypeMeta, sparkv1.GroupVersion.WithKind(sparkv1.KindSparkCluster)); err != nil {
+		return nil, err
 	}
 	if c.Name == "" {
 		return nil, requestErrorf("parent SparkCluster lacks metadata.name")

@@ -102,11 +102,8 @@ func decodeParent(raw json.RawMessage) (*v1alpha1.SparkConnect, field.ErrorList,
 	if err != nil {
 		return nil, nil, requestErrorf("decode parent SparkConnect: %w", err)
 	}
-	if sc.Kind != "" && sc.Kind != v1alpha1.KindSparkConnect {
-		return nil, nil, requestErrorf("parent is a %s, want %s", sc.Kind, v1alpha1.KindSparkConnect)
-	}
-	if want := v1alpha1.GroupVersion.String(); sc.APIVersion != "" && sc.APIVersion != want {
-		return nil, nil, requestErrorf("parent has apiVersion %s, want %s", sc.APIVersion, want)
+	if err := metacontroller.CheckParentType(sc.TypeMeta, v1alpha1.GroupVersion.WithKind(v1alpha1.KindSparkConnect)); err != nil {
+		return nil, nil, err
 	}
 	if sc.Name == "" || sc.UID == "" {
 		return nil, nil, requestErrorf("parent SparkConnect lacks metadata.name or metadata.uid")
