@@ -13,6 +13,10 @@ import (
 // schemaless, so a spec may not decode; that comes back as field errors next to the object, as
 // for v1beta2.DecodeSparkApplication.
 func DecodeSparkConnect(raw []byte) (*SparkConnect, field.ErrorList, error) {
+	// The common case, a spec that decodes, in one pass.
+	if obj := new(SparkConnect); json.Unmarshal(raw, obj) == nil {
+		return obj, nil, nil
+	}
 	var stored struct {
 		metav1.TypeMeta   `json:",inline"`
 		metav1.ObjectMeta `json:"metadata,omitempty"`

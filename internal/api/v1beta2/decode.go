@@ -19,6 +19,10 @@ import (
 // as much of the spec as decoded, so that the hooks can report it in the status and the webhook
 // can refuse it. The error is for an object that cannot be read at all.
 func DecodeSparkApplication(raw []byte) (*SparkApplication, field.ErrorList, error) {
+	// The common case, a spec that decodes, in one pass.
+	if app := new(SparkApplication); json.Unmarshal(raw, app) == nil {
+		return app, nil, nil
+	}
 	var stored struct {
 		metav1.TypeMeta   `json:",inline"`
 		metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -35,6 +39,9 @@ func DecodeSparkApplication(raw []byte) (*SparkApplication, field.ErrorList, err
 // DecodeScheduledSparkApplication is DecodeSparkApplication for a ScheduledSparkApplication,
 // whose spec holds a SparkApplication template.
 func DecodeScheduledSparkApplication(raw []byte) (*ScheduledSparkApplication, field.ErrorList, error) {
+	if ssa := new(ScheduledSparkApplication); json.Unmarshal(raw, ssa) == nil {
+		return ssa, nil, nil
+	}
 	var stored struct {
 		metav1.TypeMeta   `json:",inline"`
 		metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -105,6 +105,10 @@ func objectMeta(p *field.Path, m *metav1.ObjectMeta) field.ErrorList {
 // DecodeSparkCluster reads a SparkCluster as the API server stores it; its templates are
 // schemaless, so a spec that does not decode comes back as field errors next to the object.
 func DecodeSparkCluster(raw []byte) (*SparkCluster, field.ErrorList, error) {
+	// The common case, a spec that decodes, in one pass.
+	if obj := new(SparkCluster); json.Unmarshal(raw, obj) == nil {
+		return obj, nil, nil
+	}
 	var stored struct {
 		metav1.TypeMeta   `json:",inline"`
 		metav1.ObjectMeta `json:"metadata,omitempty"`
