@@ -16,6 +16,8 @@ import (
 var crdFiles = map[string]string{
 	"SparkApplication":          "sparkoperator.k8s.io_sparkapplications.yaml",
 	"ScheduledSparkApplication": "sparkoperator.k8s.io_scheduledsparkapplications.yaml",
+	"SparkConnect":              "sparkoperator.k8s.io_sparkconnects.yaml",
+	"SparkCluster":              "spark.apache.org_sparkclusters.yaml",
 }
 
 func yamlFileNames(t *testing.T, dir string) []string {

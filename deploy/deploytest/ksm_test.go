@@ -230,7 +230,7 @@ func TestKubeStateMetricsConfigMatchesTheCRDs(t *testing.T) {
 		})
 	}
 	slices.Sort(kinds)
-	assert.Equal(t, []string{"ScheduledSparkApplication", "SparkApplication"}, kinds)
+	assert.Equal(t, []string{"ScheduledSparkApplication", "SparkApplication", "SparkCluster", "SparkConnect"}, kinds, "every kind sparkhooks serves has metrics")
 }
 
 func TestSchemaAt(t *testing.T) {
