@@ -39,6 +39,10 @@ type Options struct {
 	// SchedulerPluginsPodGroups says that scheduler-plugins PodGroups may be built: the
 	// registration declares them as a child type.
 	SchedulerPluginsPodGroups bool
+	// PodLabels are labels the caller, not the user, puts on the driver and executor Pods (the
+	// SparkConnect hook's connect-name, which selects a server's executors); unlike the spec's
+	// labels they may be in the operator's own domain.
+	PodLabels map[string]string
 	// DefaultBatchScheduler is the batch scheduler of an application whose spec names none
 	// (Kubeflow's --default-batch-scheduler): volcano, yunikorn or one of KubeSchedulerNames.
 	DefaultBatchScheduler string

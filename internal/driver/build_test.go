@@ -1409,3 +1409,11 @@ func TestStandaloneMasterKept(t *testing.T) {
 	assert.Equal(t, "spark://prod-master-svc:7077", sparkProps(t, build(t, app, Options{}))["spark.master"])
 	assert.Equal(t, "k8s://https://kubernetes.default.svc:443", sparkProps(t, build(t, newApp(), Options{}))["spark.master"])
 }
+
+// The caller's Pod labels reach the driver and the executors, even in the operator's domain,
+// which the spec's labels may not use.
+func TestPodLabels(t *testing.T) {
+	objs := build(t, newApp(), Options{PodLabels: map[string]string{"sparkoperator.k8s.io/connect-name": "nb"}})
+	assert.Equal(t, "nb", objs.DriverPod.Labels["sparkoperator.k8s.io/connect-name"])
+	assert.Equal(t, "nb", sparkProps(t, objs)["spark.kubernetes.executor.label.sparkoperator.k8s.io/connect-name"])
+}

@@ -164,6 +164,9 @@ func (b *builder) operatorLabels(prefix string, role map[string]string) {
 	b.conf.set(prefix+LabelAppName, b.app.Name)
 	b.conf.set(prefix+LabelLaunchedBy, "true")
 	b.conf.set(prefix+LabelSubmissionID, b.sub.SubmissionID)
+	for k, v := range b.opts.PodLabels {
+		b.conf.set(prefix+k, v)
+	}
 }
 
 // roleProperties are what driver and executors share: env from secrets, env vars, mounted

@@ -33,12 +33,12 @@ func build(sc *v1alpha1.SparkConnect, sub driver.Submission, opts driver.Options
 	// The client Service carries the UI port; no UI Service or Ingress of the driver's own.
 	opts.EnableUIService = false
 	opts.IngressURLFormat = ""
+	opts.PodLabels = map[string]string{LabelConnectName: sc.Name}
 	built, err := driver.Build(app, sub, opts)
 	if err != nil {
 		return nil, err
 	}
 	pod := built.DriverPod
-	pod.Labels[LabelConnectName] = sc.Name
 	serverContainer(sc, pod)
 
 	out := &objects{pod: pod}

@@ -104,10 +104,10 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	}, nil
 }
 
-// executorSelector selects the executors of every server of sc: the driver builder labels them
-// with the application name.
+// executorSelector selects the executors of every server of sc, by the connect-name label the
+// server asks Spark to put on them: a SparkApplication of the same name is never counted.
 func executorSelector(sc *v1alpha1.SparkConnect) map[string]string {
-	return map[string]string{driver.LabelAppName: sc.Name, driver.LabelSparkRole: driver.RoleExecutor}
+	return map[string]string{LabelConnectName: sc.Name, driver.LabelSparkRole: driver.RoleExecutor}
 }
 
 type decider struct {
