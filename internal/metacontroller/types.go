@@ -140,3 +140,16 @@ type RelatedResourceRule struct {
 	Namespace     string                `json:"namespace,omitempty"`
 	Names         []string              `json:"names,omitempty"`
 }
+
+// TidyObserved prepares the observed objects of a sync request for a decision: objects that are
+// absent (null) are dropped from children and related, since no answer can keep or delete them,
+// and a child filed under another name than its own is a request error, since keeping one name
+// could delete the other.
+func (r *SyncRequest) TidyObserved() error {
+	r.Children.DropAbsent()
+	r.Related.DropAbsent()
+	if err := r.Children.CheckNames(); err != nil {
+		return RequestErrorf("%w", err)
+	}
+	return nil
+}

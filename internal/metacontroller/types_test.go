@@ -2,6 +2,7 @@ package metacontroller
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,5 +85,27 @@ func TestResponsesEncodeDocumentedFields(t *testing.T) {
 			require.NoError(t, err)
 			assert.JSONEq(t, tt.want, string(got))
 		})
+	}
+}
+
+func TestTidyObserved(t *testing.T) {
+	req := &SyncRequest{
+		Children: ChildMap{"Pod.v1": {"a": []byte(`{"metadata":{"name":"a"}}`), "gone": []byte(`null`)}},
+		Related:  ChildMap{"Pod.v1": {"x": []byte(`null`)}},
+	}
+	if err := req.TidyObserved(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := req.Children["Pod.v1"]["gone"]; ok {
+		t.Error("a null child is dropped")
+	}
+	if _, ok := req.Related["Pod.v1"]["x"]; ok {
+		t.Error("a null related object is dropped")
+	}
+	req.Children["Pod.v1"]["b"] = []byte(`{"metadata":{"name":"c"}}`)
+	err := req.TidyObserved()
+	var bad *RequestError
+	if !errors.As(err, &bad) {
+		t.Errorf("a misfiled child is a request error, got %v", err)
 	}
 }

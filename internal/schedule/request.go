@@ -50,9 +50,8 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	// A null observed object is neither kept nor deleted by any answer; building a run from
 	// it would create one. A misfiled object could make the answer keep one run and delete
 	// another.
-	req.Children.DropAbsent()
-	if err := req.Children.CheckNames(); err != nil {
-		return nil, requestErrorf("%w", err)
+	if err := req.TidyObserved(); err != nil {
+		return nil, err
 	}
 	in := &input{ssa: &p, specErrs: specErrs, startingDeadline: p.Spec.StartingDeadlineSeconds}
 	in.runs, in.foreign, err = observeRuns(req.Children, p.Name)

@@ -109,10 +109,8 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 			return nil, err
 		}
 	}
-	req.Children.DropAbsent()
-	req.Related.DropAbsent()
-	if err := req.Children.CheckNames(); err != nil {
-		return nil, requestErrorf("%w", err)
+	if err := req.TidyObserved(); err != nil {
+		return nil, err
 	}
 	in := &input{app: app, specErrs: specErrs, children: req.Children}
 	for _, name := range req.Children.Names(keyPod) {

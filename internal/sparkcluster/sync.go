@@ -106,9 +106,8 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if req.Finalizing && c.DeletionTimestamp == nil {
 		return nil, requestErrorf("finalizing request for SparkCluster %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", c.Namespace, c.Name)
 	}
-	req.Children.DropAbsent()
-	if err := req.Children.CheckNames(); err != nil {
-		return nil, requestErrorf("%w", err)
+	if err := req.TidyObserved(); err != nil {
+		return nil, err
 	}
 	in := &input{c: c, specErrs: specErrs, children: req.Children, sets: map[string]*statefulSetView{}}
 	for _, n := range req.Children.Names(keyStatefulSet) {
@@ -118,7 +117,6 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 		}
 		in.sets[n] = v
 	}
-	req.Related.DropAbsent()
 	for _, n := range req.Related.Names(keyPod) {
 		p := &podView{}
 		if _, err := req.Related.Decode(keyPod, n, p); err != nil {

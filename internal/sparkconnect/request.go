@@ -67,10 +67,8 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if req.Finalizing && sc.DeletionTimestamp == nil {
 		return nil, requestErrorf("finalizing request for SparkConnect %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", sc.Namespace, sc.Name)
 	}
-	req.Children.DropAbsent()
-	req.Related.DropAbsent()
-	if err := req.Children.CheckNames(); err != nil {
-		return nil, requestErrorf("%w", err)
+	if err := req.TidyObserved(); err != nil {
+		return nil, err
 	}
 	in := &input{sc: sc, specErrs: specErrs, children: req.Children}
 	for _, name := range req.Children.Names(keyPod) {
