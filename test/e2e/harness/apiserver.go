@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -24,9 +24,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
-	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/apiserver/pkg/authorization/union"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -55,6 +55,14 @@ type APIServer struct {
 	Config *restclient.Config
 	// Kubeconfig is the path of a kubeconfig file for kubectl with the same credentials.
 	Kubeconfig string
+	// Address is the host:port the server listens on.
+	Address string
+	// ServingCA is the certificate bundle that verifies the server's serving certificate, for
+	// names kubernetes.default.svc and the like, as pods see it in ca.crt.
+	ServingCA []byte
+
+	tokens *serviceAccountTokens
+	logs   *logSources
 
 	cancel context.CancelFunc
 	done   chan error
@@ -67,13 +75,22 @@ func StartAPIServer(ctx context.Context, dir, etcdURL string) (*APIServer, error
 	if err != nil {
 		return nil, fmt.Errorf("listening on loopback: %w", err)
 	}
-	server, err := newAPIServer(listener, dir, etcdURL)
+	tokens, logs := newServiceAccountTokens(), &logSources{}
+	server, err := newAPIServer(listener, dir, etcdURL, tokens, logs)
 	if err != nil {
 		listener.Close()
 		return nil, err
 	}
+	servingCA, err := os.ReadFile(filepath.Join(dir, "apiserver.crt"))
+	if err != nil {
+		listener.Close()
+		return nil, fmt.Errorf("reading the serving certificate: %w", err)
+	}
 	runCtx, cancel := context.WithCancel(ctx)
-	s := &APIServer{Config: server.GenericAPIServer.LoopbackClientConfig, cancel: cancel, done: make(chan error, 1)}
+	s := &APIServer{
+		Config: server.GenericAPIServer.LoopbackClientConfig, Address: listener.Addr().String(), ServingCA: servingCA,
+		tokens: tokens, logs: logs, cancel: cancel, done: make(chan error, 1),
+	}
 	prepared := server.GenericAPIServer.PrepareRun()
 	go func() { s.done <- prepared.RunWithContext(runCtx) }()
 
@@ -102,6 +119,17 @@ func (s *APIServer) Stop() {
 	}
 }
 
+// ServiceAccountToken returns a bearer token this server accepts as the service account
+// namespace/name (member of system:serviceaccounts, which may do anything here).
+func (s *APIServer) ServiceAccountToken(ctx context.Context, namespace, name string) (string, error) {
+	return s.tokens.ServiceAccountToken(ctx, namespace, name)
+}
+
+// SetLogSource makes pods/log answer from source, as kube-apiserver asks a node's kubelet.
+func (s *APIServer) SetLogSource(source LogSource) {
+	s.logs.source.Store(&source)
+}
+
 // ClientConfig returns a copy of the loopback configuration without client-side rate limits, for
 // the controllers and tests of the harness.
 func (s *APIServer) ClientConfig() *restclient.Config {
@@ -112,7 +140,7 @@ func (s *APIServer) ClientConfig() *restclient.Config {
 	return cfg
 }
 
-func newAPIServer(listener net.Listener, dir, etcdURL string) (*apiextensionsapiserver.CustomResourceDefinitions, error) {
+func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAccountTokens, logs *logSources) (*apiextensionsapiserver.CustomResourceDefinitions, error) {
 	opts := crdoptions.NewCustomResourceDefinitionsServerOptions(io.Discard, io.Discard)
 	recommended := opts.RecommendedOptions
 
@@ -137,7 +165,9 @@ func newAPIServer(listener net.Listener, dir, etcdURL string) (*apiextensionsapi
 	recommended.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
 	recommended.SecureServing.BindAddress = net.IPv4(127, 0, 0, 1)
 	recommended.SecureServing.ServerCert.CertDirectory = dir
-	if err := recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {
+	// Pods reach the server as kubernetes.default.svc, as in a real cluster.
+	inCluster := []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
+	if err := recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", inCluster, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {
 		return nil, fmt.Errorf("creating serving certificates: %w", err)
 	}
 	recommended.Etcd.StorageConfig.Transport.ServerList = []string{etcdURL}
@@ -155,11 +185,10 @@ func newAPIServer(listener net.Listener, dir, etcdURL string) (*apiextensionsapi
 	if err := recommended.SecureServing.ApplyToConfig(&config.Config); err != nil {
 		return nil, fmt.Errorf("serving options: %w", err)
 	}
-	// Nobody but the loopback token (added by Complete, in group system:masters) gets in.
-	config.Authentication.Authenticator = authenticator.RequestFunc(func(*http.Request) (*authenticator.Response, bool, error) {
-		return nil, false, nil
-	})
-	config.Authorization.Authorizer = authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
+	// The loopback token (added by Complete, in group system:masters) and the service-account
+	// tokens the kubelet mounts into pods; nobody else gets in.
+	config.Authentication.Authenticator = headerTokenAuthenticator{tokens: tokens}
+	config.Authorization.Authorizer = union.New(authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup), serviceAccountAuthorizer{})
 
 	client, err := kubernetes.NewForConfig(config.LoopbackClientConfig)
 	if err != nil {
@@ -207,7 +236,7 @@ func newAPIServer(listener net.Listener, dir, etcdURL string) (*apiextensionsapi
 	if err != nil {
 		return nil, fmt.Errorf("creating the API server: %w", err)
 	}
-	if err := installBuiltinGroups(server.GenericAPIServer, recommended.Etcd, config, builtinScheme, builtinCodecs); err != nil {
+	if err := installBuiltinGroups(server.GenericAPIServer, recommended.Etcd, config, builtinScheme, builtinCodecs, logs); err != nil {
 		return nil, err
 	}
 	return server, nil
@@ -216,7 +245,7 @@ func newAPIServer(listener net.Listener, dir, etcdURL string) (*apiextensionsapi
 // installBuiltinGroups serves the built-in kinds (core/v1 at /api, the other groups at /apis)
 // from generic registry stores in the same etcd.
 func installBuiltinGroups(server *genericapiserver.GenericAPIServer, etcd *genericoptions.EtcdOptions, config *genericapiserver.RecommendedConfig,
-	scheme *runtime.Scheme, codecs serializer.CodecFactory,
+	scheme *runtime.Scheme, codecs serializer.CodecFactory, logs *logSources,
 ) error {
 	storageConfig := etcd.StorageConfig
 	storageConfig.Codec = codecs.LegacyCodec(builtinGroupVersions...)
@@ -238,6 +267,7 @@ func installBuiltinGroups(server *genericapiserver.GenericAPIServer, etcd *gener
 			groups[kind.gvr.Group].VersionedResourcesStorageMap[kind.gvr.Version][path] = s
 		}
 	}
+	groups[corev1.GroupName].VersionedResourcesStorageMap["v1"]["pods/log"] = &podLogREST{sources: logs}
 	for _, gv := range builtinGroupVersions {
 		install := server.InstallAPIGroup
 		if gv.Group == corev1.GroupName {

@@ -182,6 +182,11 @@ func newBuiltinScheme() (*runtime.Scheme, serializer.CodecFactory, error) {
 			return nil, serializer.CodecFactory{}, err
 		}
 	}
+	// pods/log reads its options from the query string into the core types.
+	scheme.AddKnownTypes(schema.GroupVersion{Version: runtime.APIVersionInternal}, &corev1.PodLogOptions{})
+	if err := addPodLogOptionsConversion(scheme); err != nil {
+		return nil, serializer.CodecFactory{}, err
+	}
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	scheme.AddUnversionedTypes(schema.GroupVersion{Version: "v1"},
 		&metav1.Status{}, &metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{})

@@ -1,0 +1,178 @@
+package prockubelet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os/exec"
+	"strings"
+	"sync"
+)
+
+// Network is the pod network of one kubelet: a Linux bridge with the node's address on it and a
+// /24 of private addresses, one network namespace per pod joined to the bridge by a veth pair.
+// The host reaches every pod address directly; pods reach each other and the node's address.
+type Network struct {
+	Bridge  string
+	Subnet  netip.Prefix
+	Gateway netip.Addr
+
+	mu   sync.Mutex
+	used map[netip.Addr]bool
+}
+
+// NewNetwork creates a bridge with a random name on a random 10.x.y.0/24 that no route of the
+// machine uses, so several kubelets (tests, a sandbox) can run on one machine side by side.
+func NewNetwork(ctx context.Context, random *rand.Rand) (*Network, error) {
+	if _, err := exec.LookPath("ip"); err != nil {
+		return nil, errors.New("the process kubelet needs the ip command (Debian: apt-get install iproute2)")
+	}
+	routes, err := ipOutput(ctx, "-4", "route", "show", "table", "all")
+	if err != nil {
+		return nil, err
+	}
+	for range 50 {
+		subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(64 + random.IntN(160)), byte(random.IntN(256)), 0}), 24)
+		if strings.Contains(routes, subnet.String()) {
+			continue
+		}
+		n := &Network{
+			Bridge:  fmt.Sprintf("skb%06x", random.IntN(1<<24)),
+			Subnet:  subnet,
+			Gateway: subnet.Addr().Next(),
+			used:    map[netip.Addr]bool{},
+		}
+		steps := [][]string{
+			{"link", "add", n.Bridge, "type", "bridge"},
+			{"addr", "add", netip.PrefixFrom(n.Gateway, 24).String(), "dev", n.Bridge},
+			{"link", "set", n.Bridge, "up"},
+		}
+		for _, step := range steps {
+			if err := ip(ctx, step...); err != nil {
+				_ = ip(context.Background(), "link", "del", n.Bridge)
+				return nil, fmt.Errorf("creating the pod network (needs root): %w", err)
+			}
+		}
+		return n, nil
+	}
+	return nil, errors.New("no free 10.x.y.0/24 for the pod network")
+}
+
+// Close deletes the bridge; the pods' namespaces must be gone already.
+func (n *Network) Close() error {
+	return ip(context.Background(), "link", "del", n.Bridge)
+}
+
+// PodNetwork is one pod's network namespace and address.
+type PodNetwork struct {
+	Name string // the namespace's name, under /run/netns
+	Path string
+	IP   netip.Addr
+}
+
+// AddPod creates the network namespace of the pod with uid, with loopback, an eth0 on the bridge
+// and a default route to the node.
+func (n *Network) AddPod(ctx context.Context, uid string) (*PodNetwork, error) {
+	addr, err := n.allocate()
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(n.Bridge + uid))
+	id := hex.EncodeToString(sum[:])[:10]
+	pn := &PodNetwork{Name: "skp-" + id, Path: "/run/netns/skp-" + id, IP: addr}
+	hostVeth := "skv" + id
+	steps := [][]string{
+		{"netns", "add", pn.Name},
+		{"link", "add", hostVeth, "type", "veth", "peer", "name", "eth0", "netns", pn.Name},
+		{"link", "set", hostVeth, "master", n.Bridge, "up"},
+		{"-n", pn.Name, "link", "set", "lo", "up"},
+		{"-n", pn.Name, "addr", "add", netip.PrefixFrom(addr, 24).String(), "dev", "eth0"},
+		{"-n", pn.Name, "link", "set", "eth0", "up"},
+		{"-n", pn.Name, "route", "add", "default", "via", n.Gateway.String()},
+	}
+	for _, step := range steps {
+		if err := ip(ctx, step...); err != nil {
+			n.RemovePod(pn)
+			return nil, fmt.Errorf("setting up the pod's network: %w", err)
+		}
+	}
+	return pn, nil
+}
+
+// RemovePod deletes the pod's namespace (and with it the veth pair) and frees its address.
+func (n *Network) RemovePod(pn *PodNetwork) {
+	_ = ip(context.Background(), "netns", "del", pn.Name)
+	n.mu.Lock()
+	delete(n.used, pn.IP)
+	n.mu.Unlock()
+}
+
+func (n *Network) allocate() (netip.Addr, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for addr := n.Gateway.Next(); n.Subnet.Contains(addr); addr = addr.Next() {
+		if addr.As4()[3] == 255 {
+			break
+		}
+		if !n.used[addr] {
+			n.used[addr] = true
+			return addr, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("the pod network %s is full", n.Subnet)
+}
+
+// Forward accepts TCP connections on the node's address at port and relays them to target, until
+// ctx ends. It stands in for a Service's cluster IP (the API server's, for pods).
+func (n *Network) Forward(ctx context.Context, port int, target string) error {
+	listener, err := net.Listen("tcp", net.JoinHostPort(n.Gateway.String(), fmt.Sprint(port)))
+	if err != nil {
+		return fmt.Errorf("listening on the node address for %s: %w", target, err)
+	}
+	go func() {
+		<-ctx.Done()
+		listener.Close()
+	}()
+	go func() {
+		for {
+			conn, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			go relay(conn, target)
+		}
+	}()
+	return nil
+}
+
+func relay(in net.Conn, target string) {
+	defer in.Close()
+	out, err := net.Dial("tcp", target)
+	if err != nil {
+		return
+	}
+	defer out.Close()
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
+	<-done
+}
+
+func ip(ctx context.Context, args ...string) error {
+	_, err := ipOutput(ctx, args...)
+	return err
+}
+
+func ipOutput(ctx context.Context, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}

@@ -1,0 +1,126 @@
+package prockubelet
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sparkhooks/sparkhooks/internal/prockubelet/podinit"
+)
+
+// process is one run of a container: podinit, then the container's command in its place.
+type process struct {
+	cmd       *exec.Cmd
+	logPath   string
+	startedAt time.Time
+	// terminationPath is the host file behind the container's termination-message path.
+	terminationPath string
+	uid, gid        uint32
+
+	done       chan struct{}
+	mu         sync.Mutex
+	exitCode   int32
+	signal     syscall.Signal
+	finishedAt time.Time
+	stopping   bool
+}
+
+// startProcess starts spec in new mount and UTS namespaces with its output appended to logPath.
+func (k *Kubelet) startProcess(spec podinit.Spec, specPath, logPath string) (*process, error) {
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(specPath, data, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(k.cfg.InitBinary)
+	cmd.Env = []string{podinit.EnvSpec + "=" + specPath}
+	cmd.Stdin = nil
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS,
+		// A container never outlives the kubelet that started it.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the container: %w", err)
+	}
+	p := &process{cmd: cmd, logPath: logPath, startedAt: k.cfg.Now(), done: make(chan struct{}), uid: spec.UID, gid: spec.GID}
+	go func() {
+		err := cmd.Wait()
+		p.mu.Lock()
+		p.finishedAt = k.cfg.Now()
+		var exitErr *exec.ExitError
+		switch {
+		case err == nil:
+			p.exitCode = 0
+		case errors.As(err, &exitErr):
+			status := exitErr.Sys().(syscall.WaitStatus)
+			if status.Signaled() {
+				p.signal = status.Signal()
+				p.exitCode = 128 + int32(status.Signal())
+			} else {
+				p.exitCode = int32(status.ExitStatus())
+			}
+		default:
+			p.exitCode = 128
+		}
+		p.mu.Unlock()
+		// The container's children (Python workers of a PySpark driver) go with it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// stop sends SIGTERM to the container's process group, waits up to grace for it to exit, then
+// sends SIGKILL.
+func (p *process) stop(grace time.Duration) {
+	p.mu.Lock()
+	p.stopping = true
+	p.mu.Unlock()
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.signalGroup(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return
+	case <-time.After(grace):
+	}
+	p.signalGroup(syscall.SIGKILL)
+	<-p.done
+}
+
+func (p *process) signalGroup(sig syscall.Signal) {
+	pid := p.cmd.Process.Pid
+	if err := syscall.Kill(-pid, sig); err != nil {
+		// Before podinit made its session, the group is not there yet.
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+func (p *process) result() (exitCode int32, finishedAt time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exitCode, p.finishedAt
+}

@@ -1,0 +1,310 @@
+package prockubelet
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// serviceAccountDir is where a pod finds its API credentials.
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// TokenIssuer issues the bearer token a pod's service account authenticates with.
+type TokenIssuer interface {
+	ServiceAccountToken(ctx context.Context, namespace, name string) (string, error)
+}
+
+// mountError is a volume that cannot be set up yet (a missing ConfigMap, say): the pod waits in
+// ContainerCreating and the kubelet tries again, as a real kubelet does.
+type mountError struct{ msg string }
+
+func (e *mountError) Error() string { return e.msg }
+
+// prepareVolumes writes every volume of the pod under dir/volumes and returns the host directory
+// of each by name. The service-account volume that Kubernetes' admission would add to the pod is
+// added here (as "kube-api-access"), unless the pod or its account turn automounting off.
+func (k *Kubelet) prepareVolumes(ctx context.Context, pod *corev1.Pod, dir string) (map[string]string, error) {
+	paths := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		path := filepath.Join(dir, "volumes", v.Name)
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			return nil, err
+		}
+		var err error
+		switch {
+		case v.EmptyDir != nil:
+			err = os.Chmod(path, 0o777)
+		case v.HostPath != nil:
+			path = v.HostPath.Path
+			if v.HostPath.Type != nil && *v.HostPath.Type == corev1.HostPathDirectoryOrCreate {
+				err = os.MkdirAll(path, 0o755)
+			} else if _, statErr := os.Stat(path); statErr != nil {
+				err = &mountError{msg: fmt.Sprintf("hostPath %s of volume %s: %v", path, v.Name, statErr)}
+			}
+		case v.ConfigMap != nil:
+			err = k.writeConfigMap(ctx, pod.Namespace, path, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.DefaultMode, v.ConfigMap.Optional)
+		case v.Secret != nil:
+			err = k.writeSecret(ctx, pod.Namespace, path, v.Secret.SecretName, v.Secret.Items, v.Secret.DefaultMode, v.Secret.Optional)
+		case v.DownwardAPI != nil:
+			err = writeDownwardAPI(pod, path, v.DownwardAPI.Items, v.DownwardAPI.DefaultMode)
+		case v.Projected != nil:
+			err = k.writeProjected(ctx, pod, path, v.Projected)
+		default:
+			err = &mountError{msg: fmt.Sprintf("volume %s: this kubelet supports emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes", v.Name)}
+		}
+		if err != nil {
+			return nil, err
+		}
+		paths[v.Name] = path
+	}
+	if k.automountsToken(ctx, pod) {
+		path := filepath.Join(dir, "volumes", "kube-api-access")
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			return nil, err
+		}
+		if err := k.writeServiceAccount(ctx, pod, path, "token", nil); err != nil {
+			return nil, err
+		}
+		paths[apiAccessVolume] = path
+	}
+	return paths, nil
+}
+
+// apiAccessVolume names the service-account volume in the map prepareVolumes returns; a real
+// pod's volume name has a random suffix, which nothing reads.
+const apiAccessVolume = "kube-api-access"
+
+func (k *Kubelet) automountsToken(ctx context.Context, pod *corev1.Pod) bool {
+	if pod.Spec.AutomountServiceAccountToken != nil {
+		return *pod.Spec.AutomountServiceAccountToken
+	}
+	sa, err := k.cfg.Client.CoreV1().ServiceAccounts(pod.Namespace).Get(ctx, serviceAccountName(pod), metav1.GetOptions{})
+	if err == nil && sa.AutomountServiceAccountToken != nil {
+		return *sa.AutomountServiceAccountToken
+	}
+	return true
+}
+
+func serviceAccountName(pod *corev1.Pod) string {
+	if pod.Spec.ServiceAccountName != "" {
+		return pod.Spec.ServiceAccountName
+	}
+	return "default"
+}
+
+// writeServiceAccount writes the token (under tokenPath), the cluster's CA and the namespace.
+func (k *Kubelet) writeServiceAccount(ctx context.Context, pod *corev1.Pod, dir, tokenPath string, mode *int32) error {
+	if k.cfg.Tokens == nil {
+		return &mountError{msg: "this kubelet has no token issuer for service-account tokens"}
+	}
+	name := serviceAccountName(pod)
+	if _, err := k.cfg.Client.CoreV1().ServiceAccounts(pod.Namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
+		return &mountError{msg: fmt.Sprintf("serviceaccount %s/%s: %v", pod.Namespace, name, err)}
+	}
+	token, err := k.cfg.Tokens.ServiceAccountToken(ctx, pod.Namespace, name)
+	if err != nil {
+		return &mountError{msg: fmt.Sprintf("token for serviceaccount %s/%s: %v", pod.Namespace, name, err)}
+	}
+	files := map[string][]byte{tokenPath: []byte(token), "ca.crt": k.cfg.CACert, "namespace": []byte(pod.Namespace)}
+	for path, data := range files {
+		if err := writeFile(dir, path, data, fileMode(nil, mode, 0o644)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *Kubelet) writeConfigMap(ctx context.Context, namespace, dir, name string, items []corev1.KeyToPath, defaultMode *int32, optionalRef *bool) error {
+	cm, err := k.cfg.Client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) && optional(optionalRef) {
+			return nil
+		}
+		return &mountError{msg: fmt.Sprintf("configmap %q not found", name)}
+	}
+	data := map[string][]byte{}
+	for key, value := range cm.Data {
+		data[key] = []byte(value)
+	}
+	for key, value := range cm.BinaryData {
+		data[key] = value
+	}
+	return writeKeys(dir, data, items, defaultMode, fmt.Sprintf("configmap %s", name))
+}
+
+func (k *Kubelet) writeSecret(ctx context.Context, namespace, dir, name string, items []corev1.KeyToPath, defaultMode *int32, optionalRef *bool) error {
+	secret, err := k.cfg.Client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) && optional(optionalRef) {
+			return nil
+		}
+		return &mountError{msg: fmt.Sprintf("secret %q not found", name)}
+	}
+	return writeKeys(dir, secret.Data, items, defaultMode, fmt.Sprintf("secret %s", name))
+}
+
+func (k *Kubelet) writeProjected(ctx context.Context, pod *corev1.Pod, dir string, projected *corev1.ProjectedVolumeSource) error {
+	for _, source := range projected.Sources {
+		var err error
+		switch {
+		case source.ConfigMap != nil:
+			err = k.writeConfigMap(ctx, pod.Namespace, dir, source.ConfigMap.Name, source.ConfigMap.Items, projected.DefaultMode, source.ConfigMap.Optional)
+		case source.Secret != nil:
+			err = k.writeSecret(ctx, pod.Namespace, dir, source.Secret.Name, source.Secret.Items, projected.DefaultMode, source.Secret.Optional)
+		case source.DownwardAPI != nil:
+			err = writeDownwardAPI(pod, dir, source.DownwardAPI.Items, projected.DefaultMode)
+		case source.ServiceAccountToken != nil:
+			err = k.writeServiceAccountToken(ctx, pod, dir, source.ServiceAccountToken.Path, projected.DefaultMode)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *Kubelet) writeServiceAccountToken(ctx context.Context, pod *corev1.Pod, dir, path string, mode *int32) error {
+	if k.cfg.Tokens == nil {
+		return &mountError{msg: "this kubelet has no token issuer for service-account tokens"}
+	}
+	token, err := k.cfg.Tokens.ServiceAccountToken(ctx, pod.Namespace, serviceAccountName(pod))
+	if err != nil {
+		return &mountError{msg: fmt.Sprintf("token for serviceaccount %s/%s: %v", pod.Namespace, serviceAccountName(pod), err)}
+	}
+	return writeFile(dir, path, []byte(token), fileMode(nil, mode, 0o644))
+}
+
+func writeDownwardAPI(pod *corev1.Pod, dir string, items []corev1.DownwardAPIVolumeFile, defaultMode *int32) error {
+	for _, item := range items {
+		var value string
+		var err error
+		switch {
+		case item.FieldRef != nil:
+			value, err = fieldValue(pod, item.FieldRef.FieldPath)
+		case item.ResourceFieldRef != nil:
+			c := findContainer(pod, item.ResourceFieldRef.ContainerName)
+			if c == nil {
+				err = fmt.Errorf("no container %q", item.ResourceFieldRef.ContainerName)
+				break
+			}
+			value, err = resourceValue(c, item.ResourceFieldRef)
+		}
+		if err != nil {
+			return &mountError{msg: fmt.Sprintf("downward API file %s: %v", item.Path, err)}
+		}
+		if err := writeFile(dir, item.Path, []byte(value), fileMode(item.Mode, defaultMode, 0o644)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeKeys writes the selected keys (all of them without items) as files.
+func writeKeys(dir string, data map[string][]byte, items []corev1.KeyToPath, defaultMode *int32, what string) error {
+	if len(items) == 0 {
+		for key, value := range data {
+			if err := writeFile(dir, key, value, fileMode(nil, defaultMode, 0o644)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, item := range items {
+		value, ok := data[item.Key]
+		if !ok {
+			return &mountError{msg: fmt.Sprintf("%s has no key %q", what, item.Key)}
+		}
+		if err := writeFile(dir, item.Path, value, fileMode(item.Mode, defaultMode, 0o644)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fileMode(item, defaultMode *int32, fallback os.FileMode) os.FileMode {
+	switch {
+	case item != nil:
+		return os.FileMode(*item)
+	case defaultMode != nil:
+		return os.FileMode(*defaultMode)
+	}
+	return fallback
+}
+
+// writeFile writes data at the relative path inside dir, refusing paths that leave it.
+func writeFile(dir, path string, data []byte, mode os.FileMode) error {
+	clean := filepath.Clean(path)
+	if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return &mountError{msg: fmt.Sprintf("volume file path %q leaves its volume", path)}
+	}
+	full := filepath.Join(dir, clean)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(full, data, mode); err != nil {
+		return err
+	}
+	return os.Chmod(full, mode)
+}
+
+func findContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
+}
+
+// containerMounts are the binds of one container: its volume mounts (with subPath), the
+// service-account volume unless a mount already covers that path, the pod's hosts and hostname
+// files, and the termination-message file.
+func containerMounts(c *corev1.Container, volumes map[string]string, podFiles map[string]string) ([]mountSpec, error) {
+	var mounts []mountSpec
+	covered := map[string]bool{}
+	for _, m := range c.VolumeMounts {
+		source, ok := volumes[m.Name]
+		if !ok {
+			return nil, &configError{msg: fmt.Sprintf("container %s mounts volume %q, which the pod does not have", c.Name, m.Name)}
+		}
+		if m.SubPath != "" {
+			sub := filepath.Clean(m.SubPath)
+			if filepath.IsAbs(sub) || sub == ".." || strings.HasPrefix(sub, "../") {
+				return nil, &configError{msg: fmt.Sprintf("subPath %q of volume %s leaves the volume", m.SubPath, m.Name)}
+			}
+			source = filepath.Join(source, sub)
+			if _, err := os.Stat(source); os.IsNotExist(err) {
+				if err := os.MkdirAll(source, 0o777); err != nil {
+					return nil, err
+				}
+			}
+		}
+		mounts = append(mounts, mountSpec{source: source, target: m.MountPath, readOnly: m.ReadOnly})
+		covered[filepath.Clean(m.MountPath)] = true
+	}
+	if source, ok := volumes[apiAccessVolume]; ok && !covered[serviceAccountDir] {
+		mounts = append(mounts, mountSpec{source: source, target: serviceAccountDir, readOnly: true})
+	}
+	for _, target := range []string{"/etc/hosts", "/etc/hostname", "/etc/resolv.conf"} {
+		if !covered[target] {
+			mounts = append(mounts, mountSpec{source: podFiles[target], target: target, readOnly: target != "/etc/hosts"})
+		}
+	}
+	return mounts, nil
+}
+
+type mountSpec struct {
+	source, target string
+	readOnly       bool
+}
