@@ -150,14 +150,14 @@ func containerEnv(pod *corev1.Pod, c *corev1.Container, image Image, lookups con
 	set("HOSTNAME", hostname)
 	if lookups.apiServerHost != "" {
 		for name, value := range map[string]string{
-			"KUBERNETES_SERVICE_HOST":      lookups.apiServerHost,
-			"KUBERNETES_SERVICE_PORT":      "443",
+			"KUBERNETES_SERVICE_HOST":       lookups.apiServerHost,
+			"KUBERNETES_SERVICE_PORT":       "443",
 			"KUBERNETES_SERVICE_PORT_HTTPS": "443",
-			"KUBERNETES_PORT":              "tcp://" + lookups.apiServerHost + ":443",
-			"KUBERNETES_PORT_443_TCP":      "tcp://" + lookups.apiServerHost + ":443",
+			"KUBERNETES_PORT":               "tcp://" + lookups.apiServerHost + ":443",
+			"KUBERNETES_PORT_443_TCP":       "tcp://" + lookups.apiServerHost + ":443",
 			"KUBERNETES_PORT_443_TCP_PROTO": "tcp",
-			"KUBERNETES_PORT_443_TCP_PORT": "443",
-			"KUBERNETES_PORT_443_TCP_ADDR": lookups.apiServerHost,
+			"KUBERNETES_PORT_443_TCP_PORT":  "443",
+			"KUBERNETES_PORT_443_TCP_ADDR":  lookups.apiServerHost,
 		} {
 			set(name, value)
 		}

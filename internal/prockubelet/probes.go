@@ -191,7 +191,7 @@ func (r *podRunner) runProbe(ctx context.Context, probe *corev1.Probe, c corev1.
 			req.Header.Set(h.Name, h.Value)
 		}
 		client := &http.Client{
-			Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // kubelet probes do not verify
+			Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // kubelet probes do not verify
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 		resp, err := client.Do(req)
