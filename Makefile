@@ -6,7 +6,7 @@ VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || ec
 IMAGE          ?= ghcr.io/sparkhooks/sparkhooks:$(VERSION)
 E2EFLAGS       ?=
 
-.PHONY: run test bench lint generate build image chart-check e2e memload
+.PHONY: run test bench lint generate build image chart-check e2e memload spark-images
 
 ## run: start the hook server on :8080 (no cluster needed)
 run:
@@ -57,3 +57,9 @@ memload:
 ## under the race detector.
 e2e:
 	$(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 15m ./test/e2e/...
+
+## spark-images: local stand-ins for the apache/spark 3.5.3 and 4.0.1 images (filesystem layers
+## over the host's root, and images.json) plus the Spark Connect and Kubeflow SDK client venvs, in
+## .cache/spark-images (SPARK_IMAGES_DIR); see hack/spark-images/README.md
+spark-images:
+	hack/spark-images/build.sh

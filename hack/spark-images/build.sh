@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# Prepares the local stand-ins for the apache/spark container images that the process kubelet
+# (internal/prockubelet) runs pods from, and the Python clients the end-to-end tests use on the
+# host. See hack/spark-images/README.md. Run through `make spark-images`.
+#
+# Output (SPARK_IMAGES_DIR, default .cache/spark-images):
+#   spark-<version>/   a filesystem layer per Spark version, mounted over the host's root
+#   images.json        the image table: image references -> layer and image configuration
+#   pyclient-4.0.1/    venv with the Spark Connect Python client 4.0.1
+#   kubeflow-sdk/      venv with the Kubeflow SDK (kubeflow.spark.SparkClient) and its client
+#
+# Downloads are pinned by sha256 and kept in SPARK_DOWNLOADS_DIR (default .cache/downloads); a
+# file already there is reused when its checksum matches. Each layer and venv carries a stamp of
+# its inputs, so a second run with nothing changed only checks the stamps.
+#
+# Environment: SPARK_IMAGES_JDK (default /usr/lib/jvm/java-17-openjdk-amd64), the JDK 17 the
+# layers link as /opt/java/openjdk and that compiles the examples; SPARK_IMAGES_PYTHON, the
+# interpreter for the host venvs (default: /usr/bin/python3, else python3).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+out=${SPARK_IMAGES_DIR:-$repo/.cache/spark-images}
+downloads=${SPARK_DOWNLOADS_DIR:-$repo/.cache/downloads}
+jdk=${SPARK_IMAGES_JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
+
+# The Spark distributions: the PyPI pyspark sdists carry a full binary distribution (deps/bin,
+# sbin, jars, data, licenses), the release's python/lib zips (lib/) and the pyspark package.
+# version  scala  size  sha256  url
+sdists=(
+  "3.5.3 2.12 317304325 68b7cc0c0c570a7d8644f49f40d2da8709b01d30c9126cc8cf93b4f84f3d9747 https://files.pythonhosted.org/packages/9a/90/cb80c8cf194958ab9a3242851c62fa5aef1a0b42f2d9642f1e2eca098005/pyspark-3.5.3.tar.gz"
+  "4.0.1 2.13 434204896 9d1f22d994f60369228397e3479003ffe2dd736ba79165003246ff7bd48e2c73 https://files.pythonhosted.org/packages/ae/40/1414582f16c1d7b051c668c2e19c62d21a18bd181d944cb24f5ddbb2423f/pyspark-4.0.1.tar.gz"
+)
+
+# The image configuration of the stock images (apache/spark-docker's Dockerfiles on
+# eclipse-temurin:17-jammy, which sets JAVA_HOME, PATH, the locale and JAVA_VERSION).
+image_uid=185
+image_path=/opt/java/openjdk/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+step() { printf '== %s\n' "$*"; }
+die() {
+  printf 'spark-images: %s\n' "$*" >&2
+  exit 1
+}
+sha256() { sha256sum "$1" | cut -d' ' -f1; }
+
+# ---------------------------------------------------------------------------------------------
+# Prerequisites: JDK 17 and a python3 that PySpark 3.5 and 4.0 both accept.
+
+if [ ! -x "$jdk/bin/javac" ] || [ ! -x "$jdk/bin/jar" ]; then
+  die "no JDK at $jdk (set SPARK_IMAGES_JDK)"
+fi
+jdk_version=$("$jdk/bin/java" -XshowSettings:properties -version 2>&1 |
+  sed -n 's/^ *java\.runtime\.version = //p')
+case $jdk_version in
+  17.*) ;;
+  *) die "$jdk is Java ${jdk_version:-unknown}; the stock images run Java 17" ;;
+esac
+jdk=$(readlink -f "$jdk")
+
+# Pods run the host's python3 as found on the image's PATH.
+pod_python=$(env PATH="$image_path" bash -c 'command -v python3' || true)
+[ -n "$pod_python" ] || die "no python3 on $image_path (pods run the host's python3)"
+pod_python_version=$("$pod_python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+case $pod_python_version in
+  3.9 | 3.10 | 3.11) ;;
+  *) die "$pod_python is Python $pod_python_version; PySpark 3.5.3 and 4.0.1 need 3.9 to 3.11" ;;
+esac
+
+venv_python=${SPARK_IMAGES_PYTHON:-}
+if [ -z "$venv_python" ]; then
+  if [ -x /usr/bin/python3 ]; then venv_python=/usr/bin/python3; else venv_python=$(command -v python3); fi
+fi
+"$venv_python" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info[:2] < (3, 10))' ||
+  die "$venv_python must be Python 3.10 or later with venv and ensurepip (the Kubeflow SDK needs 3.10)"
+
+mkdir -p "$out/.stamps" "$downloads"
+
+# ---------------------------------------------------------------------------------------------
+# fetch <file> <size> <sha256> <url>: the file in the download cache, verified.
+fetch() {
+  local file=$1 size=$2 sum=$3 url=$4 dest=$downloads/$1
+  if [ -f "$dest" ] && [ "$(stat -c %s "$dest")" = "$size" ] && [ "$(sha256 "$dest")" = "$sum" ]; then
+    step "download $file: cached, sha256 verified"
+    return 0
+  fi
+  step "download $file ($((size / 1048576)) MiB) from $url"
+  curl -fsSL --retry 3 --retry-delay 2 -o "$dest.part" "$url"
+  local got
+  got=$(sha256 "$dest.part")
+  if [ "$got" != "$sum" ]; then
+    rm -f "$dest.part"
+    die "$file: sha256 $got, expected $sum"
+  fi
+  mv "$dest.part" "$dest"
+}
+
+# write_if_changed <file>: standard input to the file, leaving it untouched when identical.
+write_if_changed() {
+  local tmp
+  tmp=$(mktemp "$1.XXXXXX")
+  cat >"$tmp"
+  if [ -f "$1" ] && cmp -s "$tmp" "$1"; then
+    rm -f "$tmp"
+  else
+    chmod 0644 "$tmp"
+    mv "$tmp" "$1"
+  fi
+}
+
+# users_file <host file> <line>: the host's passwd or group without any spark / 185 entry, plus
+# the image's entry.
+users_file() {
+  awk -F: -v uid="$image_uid" '$1 != "spark" && $3 != uid' "$1"
+  printf '%s\n' "$2"
+}
+
+# ---------------------------------------------------------------------------------------------
+# build_root <version> <scala> <size> <sha256> <url>: the layer spark-<version>.
+build_root() {
+  local version=$1 scala=$2 size=$3 sum=$4 url=$5
+  local name=spark-$version root=$out/spark-$version stamp=$out/.stamps/spark-$version
+  local home locale_alias=no
+  # The stock spark user: useradd --system without a home on 3.5, with -d /nonexistent on 4.0.
+  case $version in
+    3.*) home=/home/spark ;;
+    *) home=/nonexistent ;;
+  esac
+  # The stock images generate en_US.UTF-8 and set LC_ALL to it. A host without that locale gets
+  # an alias of C.utf8 in the layer, so shells and the JVM do not fall back to ASCII.
+  if ! locale -a 2>/dev/null | grep -qix 'en_US.utf-\?8' && [ -d /usr/lib/locale/C.utf8 ]; then
+    locale_alias=yes
+  fi
+
+  local key
+  key=$(
+    {
+      printf '%s\n' "$version $scala $sum $jdk $jdk_version $home $locale_alias $image_uid"
+      cat "$here/build.sh" "$here/entrypoint.sh" "$here"/sbin/*.sh "$here"/examples/*.java \
+        "$here/examples/pi.py" /etc/passwd /etc/group
+    } | sha256sum | cut -d' ' -f1
+  )
+  if [ -d "$root" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
+    step "layer $name: up to date"
+    return 0
+  fi
+
+  fetch "pyspark-$version.tar.gz" "$size" "$sum" "$url"
+
+  local tmp=$out/.$name.tmp work=$out/.$name.work
+  rm -rf "$tmp" "$work"
+  mkdir -p "$tmp/opt/spark" "$work"
+
+  step "layer $name: unpack the Spark distribution from pyspark-$version.tar.gz"
+  tar -xzf "$downloads/pyspark-$version.tar.gz" -C "$work" --strip-components=1 --no-same-owner \
+    "pyspark-$version/deps" "pyspark-$version/lib" "pyspark-$version/pyspark"
+  local spark=$tmp/opt/spark d
+  for d in bin sbin jars data licenses; do
+    mv "$work/deps/$d" "$spark/$d"
+  done
+  ls "$spark/jars/spark-kubernetes_$scala-$version.jar" >/dev/null ||
+    die "pyspark-$version.tar.gz has no spark-kubernetes_$scala-$version.jar"
+  printf 'Spark %s (Scala %s), from the PyPI sdist pyspark-%s.tar.gz (sha256 %s)\n' \
+    "$version" "$scala" "$version" "$sum" >"$spark/RELEASE"
+  mkdir -p "$spark/conf" "$spark/work-dir" "$spark/python/lib" "$spark/examples/jars" \
+    "$spark/examples/src/main/python"
+
+  # python/: the package and the release's zips, which PYTHONPATH and spark-submit use.
+  mv "$work/pyspark" "$spark/python/pyspark"
+  mv "$work"/lib/py4j-*-src.zip "$spark/python/lib/"
+  if [ -f "$work/lib/pyspark.zip" ]; then
+    mv "$work/lib/pyspark.zip" "$spark/python/lib/pyspark.zip"
+  else
+    (cd "$spark/python" && "$pod_python" -m zipfile -c lib/pyspark.zip pyspark/)
+  fi
+
+  # Our start/stop scripts for the standalone daemons, next to the release's spark-daemon.sh.
+  install -m 0755 "$here"/sbin/*.sh "$spark/sbin/"
+
+  step "layer $name: compile the examples against Spark $version, jar spark-examples_$scala-$version.jar"
+  mkdir -p "$work/classes"
+  "$jdk/bin/javac" --release 17 -nowarn -encoding UTF-8 -cp "$spark/jars/*" -d "$work/classes" \
+    "$here/examples/SparkPi.java" "$here/examples/JavaSparkPi.java"
+  "$jdk/bin/jar" --create --date=2025-01-01T00:00:00Z \
+    --file "$spark/examples/jars/spark-examples_$scala-$version.jar" -C "$work/classes" .
+  ln -s "spark-examples_$scala-$version.jar" "$spark/examples/jars/spark-examples.jar"
+  install -m 0644 "$here/examples/pi.py" "$spark/examples/src/main/python/pi.py"
+
+  step "layer $name: /opt/entrypoint.sh, /opt/java/openjdk -> $jdk, /etc/passwd and /etc/group"
+  install -m 0755 "$here/entrypoint.sh" "$tmp/opt/entrypoint.sh"
+  mkdir -p "$tmp/opt/java" "$tmp/etc"
+  ln -s "$jdk" "$tmp/opt/java/openjdk"
+  users_file /etc/passwd "spark:x:$image_uid:$image_uid::$home:/bin/sh" >"$tmp/etc/passwd"
+  users_file /etc/group "spark:x:$image_uid:" >"$tmp/etc/group"
+  # Group-writable, as Spark's own Dockerfile leaves it: a pod running as a uid the image does
+  # not know (group 0, as runtimes give it) lets the entrypoint add its entry, in the pod's
+  # writable layer. (The apache/spark images use libnss_wrapper instead.)
+  chmod 0664 "$tmp/etc/passwd"
+  chmod 0644 "$tmp/etc/group"
+  if [ "$locale_alias" = yes ]; then
+    mkdir -p "$tmp/usr/lib/locale"
+    ln -s C.utf8 "$tmp/usr/lib/locale/en_US.utf8"
+  fi
+
+  # The stock image gives /opt/spark to the spark user; work-dir is also group-writable.
+  chmod -R u+rwX,go+rX,go-w "$spark"
+  chmod g+w "$spark/work-dir"
+  if [ "$(id -u)" = 0 ]; then
+    chown -R "$image_uid:$image_uid" "$spark"
+  else
+    printf 'spark-images: not root, so /opt/spark in %s stays owned by uid %s, not %s\n' \
+      "$name" "$(id -u)" "$image_uid" >&2
+  fi
+
+  rm -rf "$work" "$root"
+  mv "$tmp" "$root"
+  printf '%s\n' "$key" >"$stamp"
+  step "layer $name: ready ($(du -sh "$root" | cut -f1))"
+}
+
+# ---------------------------------------------------------------------------------------------
+# images.json: each image reference the layers stand in for, with the stock image's config.
+
+write_images() {
+  step "image table $out/images.json"
+  "$pod_python" - "$jdk_version" "${sdists[@]}" <<'PY' | write_if_changed "$out/images.json"
+import json
+import sys
+
+jdk_version, sdists = sys.argv[1], sys.argv[2:]
+# eclipse-temurin writes JAVA_VERSION as jdk-<feature.interim.update>+<build>.
+java_version = "jdk-" + jdk_version.split("-")[0]
+gpg_keys = {"3.5.3": "0A2D660358B6F6F8071FD16F6606986CF5A8447C",
+            "4.0.1": "F28C9C925C188C35E345614DEDA00CE834F0FC5C"}
+tgz_urls = {"3.5.3": "https://archive.apache.org/dist/spark/spark-3.5.3/spark-3.5.3-bin-hadoop3.tgz",
+            "4.0.1": "https://www.apache.org/dyn/closer.lua/spark/spark-4.0.1/spark-4.0.1-bin-hadoop3.tgz?action=download"}
+images = {}
+for line in sdists:
+    version, scala = line.split()[:2]
+    url = tgz_urls[version]
+    asc = url.replace(".tgz", ".tgz.asc")
+    config = {
+        "root": "spark-" + version,
+        "entrypoint": ["/opt/entrypoint.sh"],
+        "workingDir": "/opt/spark/work-dir",
+        "user": "185",
+        "env": [
+            "PATH=/opt/java/openjdk/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "JAVA_HOME=/opt/java/openjdk",
+            "LANG=en_US.UTF-8",
+            "LANGUAGE=en_US:en",
+            "LC_ALL=en_US.UTF-8",
+            "JAVA_VERSION=" + java_version,
+            "SPARK_TGZ_URL=" + url,
+            "SPARK_TGZ_ASC_URL=" + asc,
+            "GPG_KEY=" + gpg_keys[version],
+            "SPARK_HOME=/opt/spark",
+        ],
+    }
+    full = "%s-scala%s-java17" % (version, scala)
+    tags = [version, version + "-python3", version + "-scala", version + "-java17",
+            version + "-java17-python3", full + "-ubuntu", full + "-python3-ubuntu"]
+    for name in ("apache/spark", "spark"):
+        for tag in tags:
+            images["%s:%s" % (name, tag)] = config
+json.dump({"images": images}, sys.stdout, indent=2, sort_keys=True)
+sys.stdout.write("\n")
+PY
+}
+
+# ---------------------------------------------------------------------------------------------
+# build_venv <name> <requirements file>...: a venv holding exactly the pinned, hash-checked
+# requirements. requirements-build.txt (setuptools, for the sdist-only pyspark-client) goes in
+# first; sdists are then built without build isolation, so every package is hash-checked.
+build_venv() {
+  local name=$1
+  shift
+  local venv=$out/$name stamp=$out/.stamps/$name key
+  key=$(
+    {
+      # Bump the recipe when changing how build_venv installs.
+      echo "venv recipe 1"
+      "$venv_python" -c 'import sys; print(sys.executable, sys.version)'
+      cat "$here/requirements-build.txt" "$@"
+    } | sha256sum | cut -d' ' -f1
+  )
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
+    step "venv $name: up to date"
+    return 0
+  fi
+  step "venv $name: create with $("$venv_python" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
+  rm -rf "$venv" "$stamp"
+  "$venv_python" -m venv "$venv"
+  step "venv $name: pip install --require-hashes -r $(basename "$here/requirements-build.txt")"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --require-hashes --no-deps \
+    -r "$here/requirements-build.txt"
+  local r
+  for r in "$@"; do
+    step "venv $name: pip install --require-hashes -r $(basename "$r")"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --require-hashes \
+      --no-build-isolation -r "$r"
+  done
+  printf '%s\n' "$key" >"$stamp"
+}
+
+# ---------------------------------------------------------------------------------------------
+
+start=$SECONDS
+step "spark-images into $out (JDK $jdk_version at $jdk; pods use $pod_python, Python $pod_python_version)"
+for entry in "${sdists[@]}"; do
+  # shellcheck disable=SC2086
+  build_root $entry
+done
+write_images
+build_venv pyclient-4.0.1 "$here/requirements-pyclient-4.0.1.txt"
+build_venv kubeflow-sdk "$here/requirements-kubeflow-sdk.txt"
+step "done in $((SECONDS - start))s"
