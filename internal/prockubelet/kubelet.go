@@ -64,6 +64,9 @@ type Kubelet struct {
 	services corelisters.ServiceLister
 	hostsGen chan struct{}
 	stopping bool
+	// started counts the container processes started per namespace, for tests and the sandbox
+	// to report what a run cost.
+	started map[string]int
 	wg       sync.WaitGroup
 }
 
@@ -93,7 +96,7 @@ func New(cfg Config) (*Kubelet, error) {
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return nil, err
 	}
-	return &Kubelet{cfg: cfg, runners: map[types.UID]*podRunner{}, hostsGen: make(chan struct{}, 1)}, nil
+	return &Kubelet{cfg: cfg, runners: map[types.UID]*podRunner{}, started: map[string]int{}, hostsGen: make(chan struct{}, 1)}, nil
 }
 
 // hostDirsSeenByContainers are the host directories a container's root includes (see podinit).
@@ -314,4 +317,12 @@ func (k *Kubelet) podByName(namespace, name string) *podRunner {
 
 func podDirName(pod *corev1.Pod) string {
 	return filepath.Join(pod.Namespace + "_" + pod.Name + "_" + string(pod.UID))
+}
+
+// ContainersStarted returns how many container processes (restarts included) the kubelet has
+// started for pods of namespace.
+func (k *Kubelet) ContainersStarted(namespace string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.started[namespace]
 }

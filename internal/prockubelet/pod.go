@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,6 +39,8 @@ type podRunner struct {
 	stop       chan struct{} // closed when the kubelet stops
 	stopOnce   sync.Once
 	dirty      chan struct{}
+	// retryPending is set while a failed status write waits for its retry.
+	retryPending atomic.Bool
 }
 
 // podStatus is what the runner knows and reports.
@@ -398,7 +401,13 @@ func (r *podRunner) pushLoop(ctx context.Context) {
 		case <-r.dirty:
 			if err := r.pushNow(ctx); err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) {
 				r.k.cfg.Logf("pod %s/%s: status: %v", r.namespace, r.name, err)
-				time.AfterFunc(time.Second, r.markDirty)
+				// One retry at a time, however many changes failed to go out meanwhile.
+				if r.retryPending.CompareAndSwap(false, true) {
+					time.AfterFunc(time.Second, func() {
+						r.retryPending.Store(false)
+						r.markDirty()
+					})
+				}
 			}
 		}
 	}

@@ -37,6 +37,9 @@ func (k *Kubelet) startProcess(spec podinit.Spec, specPath, logPath string) (*pr
 	if err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(filepath.Dir(specPath), 0o700); err != nil {
+		return nil, err
+	}
 	if err := os.WriteFile(specPath, data, 0o600); err != nil {
 		return nil, err
 	}

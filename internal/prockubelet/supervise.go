@@ -321,6 +321,9 @@ func (r *podRunner) startContainer(ctx context.Context, c corev1.Container) (*pr
 		return nil, err
 	}
 	p.terminationPath = termPath
+	r.k.mu.Lock()
+	r.k.started[r.namespace]++
+	r.k.mu.Unlock()
 	r.mu.Lock()
 	r.procs[c.Name] = p
 	r.mu.Unlock()

@@ -291,7 +291,10 @@ func bind(root string, m Mount) error {
 	if !filepath.IsAbs(m.Target) {
 		return fmt.Errorf("mount path %q is not absolute", m.Target)
 	}
-	target := filepath.Join(root, filepath.Clean(m.Target))
+	target, err := resolveInRoot(root, m.Target)
+	if err != nil {
+		return fmt.Errorf("mount path %s: %w", m.Target, err)
+	}
 	info, err := os.Stat(m.Source)
 	if err != nil {
 		return fmt.Errorf("volume source for %s: %w", m.Target, err)
@@ -319,6 +322,49 @@ func bind(root string, m Mount) error {
 		}
 	}
 	return nil
+}
+
+// resolveInRoot returns the host path of path inside root, following symbolic links as the
+// container will see them: an absolute link target starts again at root, not at the host's /.
+// Debian's /var/run -> /run is why: without this, the service-account token mounted at
+// /var/run/secrets/... would land in the host's /run. Components that do not exist yet are
+// taken literally, as the mount point is created there.
+func resolveInRoot(root, path string) (string, error) {
+	const maxLinks = 40
+	links := 0
+	resolved := root
+	rest := strings.Split(filepath.Clean(path), "/")
+	for len(rest) > 0 {
+		part := rest[0]
+		rest = rest[1:]
+		if part == "" || part == "." {
+			continue
+		}
+		if part == ".." {
+			if resolved != root {
+				resolved = filepath.Dir(resolved)
+			}
+			continue
+		}
+		next := filepath.Join(resolved, part)
+		info, err := os.Lstat(next)
+		if err != nil || info.Mode()&os.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("too many symbolic links under %s", root)
+		}
+		dest, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(dest) {
+			resolved = root
+		}
+		rest = append(strings.Split(dest, "/"), rest...)
+	}
+	return resolved, nil
 }
 
 func dropPrivileges(spec Spec) error {

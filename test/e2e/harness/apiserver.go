@@ -86,7 +86,8 @@ func StartAPIServer(ctx context.Context, dir, etcdURL string) (*APIServer, error
 		listener.Close()
 		return nil, fmt.Errorf("reading the serving certificate: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
+	// ctx bounds the start-up only; the server runs until Stop.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &APIServer{
 		Config: server.GenericAPIServer.LoopbackClientConfig, Address: listener.Addr().String(), ServingCA: servingCA,
 		tokens: tokens, logs: logs, cancel: cancel, done: make(chan error, 1),

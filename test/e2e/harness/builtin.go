@@ -104,6 +104,14 @@ func builtinKinds() []builtinKind {
 			newObj: func() runtime.Object { return &corev1.ServiceAccount{} }, newList: func() runtime.Object { return &corev1.ServiceAccountList{} },
 		},
 		{
+			// Spark's driver deletes its application's claims by label when it stops, and fails
+			// the stop (logged, not fatal) when the API has no such resource.
+			gvr: core("persistentvolumeclaims"), singular: "persistentvolumeclaim", namespaced: true,
+			newObj:    func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
+			newList:   func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
+			hasStatus: true,
+		},
+		{
 			gvr: core("events"), singular: "event", namespaced: true,
 			newObj: func() runtime.Object { return &corev1.Event{} }, newList: func() runtime.Object { return &corev1.EventList{} },
 			selectableFields: func(obj runtime.Object) fields.Set {
