@@ -67,7 +67,7 @@ type Kubelet struct {
 	// started counts the container processes started per namespace, for tests and the sandbox
 	// to report what a run cost.
 	started map[string]int
-	wg       sync.WaitGroup
+	wg      sync.WaitGroup
 }
 
 // New checks the configuration and returns a kubelet; Run starts it.
