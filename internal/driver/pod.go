@@ -122,6 +122,11 @@ func (d *driverPodBuild) basicDriver() error {
 		return buildErrorf("no driver image: set spec.image or spec.driver.image")
 	}
 	ctr.ImagePullPolicy = corev1.PullPolicy(firstNonEmpty(c.get("spark.kubernetes.container.image.pullPolicy"), string(corev1.PullIfNotPresent)))
+	// Spark writes no termination message; the end of a failed driver's log is where its
+	// exception is, and the status reads the cause from there (sparkapp.failureCause).
+	if ctr.TerminationMessagePolicy == "" {
+		ctr.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	}
 	for _, p := range []corev1.ContainerPort{
 		{Name: "driver-rpc-port", ContainerPort: d.driverPort()},
 		{Name: "blockmanager", ContainerPort: d.blockManagerPort()},

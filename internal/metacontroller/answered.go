@@ -22,14 +22,11 @@ func AsAnswered(raw []byte) map[string]any {
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil
 	}
+	if answered := recordedAnswer(obj); answered != nil {
+		return answered
+	}
 	md, _ := obj["metadata"].(map[string]any)
 	ann, _ := md["annotations"].(map[string]any)
-	if applied, ok := ann[LastAppliedAnnotation].(string); ok {
-		var answered map[string]any
-		if json.Unmarshal([]byte(applied), &answered) == nil && sameIdentity(answered, obj) {
-			return answered
-		}
-	}
 	delete(obj, "status")
 	if md != nil {
 		for _, f := range serverFields {
@@ -51,4 +48,28 @@ func sameIdentity(a, b map[string]any) bool {
 		return md["name"]
 	}
 	return a["kind"] == b["kind"] && a["apiVersion"] == b["apiVersion"] && name(a) != nil && name(a) == name(b)
+}
+
+// Answered is the answer Metacontroller recorded on an observed child when it applied it, nil
+// when the child carries none (made by an older Metacontroller, or adopted).
+func Answered(raw []byte) map[string]any {
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil
+	}
+	return recordedAnswer(obj)
+}
+
+func recordedAnswer(obj map[string]any) map[string]any {
+	md, _ := obj["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	applied, ok := ann[LastAppliedAnnotation].(string)
+	if !ok {
+		return nil
+	}
+	var answered map[string]any
+	if json.Unmarshal([]byte(applied), &answered) != nil || !sameIdentity(answered, obj) {
+		return nil
+	}
+	return answered
 }

@@ -17,8 +17,13 @@ func (d *decider) activeChildren(withDriver bool) {
 		list := objs.List()
 		d.children = make([]any, 0, len(list))
 		for _, obj := range list {
-			if !withDriver && obj == any(objs.DriverPod) {
-				continue
+			if obj == any(objs.DriverPod) {
+				if !withDriver {
+					continue
+				}
+				if kept := d.attemptDriverPod(objs.DriverPod.Name); kept != nil {
+					obj = kept
+				}
 			}
 			if obj == any(objs.ConfigMap) {
 				if kept := d.attemptConfigMap(objs.ConfigMap.Name); kept != nil {
@@ -71,6 +76,22 @@ func (d *decider) attemptConfigMap(built string) any {
 		}
 	}
 	return kept
+}
+
+// attemptDriverPod returns the driver Pod of the current submission as Metacontroller recorded
+// it when it created the Pod, nil when it recorded nothing. A Pod's containers cannot be changed
+// once it exists: a sparkhooks release that builds them differently (a new default, a fixed
+// property) must not ask Metacontroller to update a running driver, which the API server would
+// refuse on every sync. Built by the same release, the two answers are the same bytes.
+func (d *decider) attemptDriverPod(built string) any {
+	pod := d.findDriver(built)
+	if pod == nil || pod.Metadata.Labels[driver.LabelSubmissionID] != d.status.SubmissionID {
+		return nil
+	}
+	if answered := metacontroller.Answered(d.in.children[keyPod][built]); answered != nil {
+		return answered
+	}
+	return nil
 }
 
 // observedChildren returns the observed children that keep passes, in a fixed order, each as

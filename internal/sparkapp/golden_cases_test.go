@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
 // goldenCase positions a world just before the sync the case records.
@@ -49,6 +50,25 @@ func then(base func(t *testing.T) *world, step func(w *world)) func(t *testing.T
 		step(w)
 		return w
 	}
+}
+
+// builtByOlderRelease makes the observed driver Pod one that a release without the driver's
+// terminationMessagePolicy created: its recorded answer and its spec lack the field. Pod
+// containers are immutable, so the sync must answer that Pod as it was, not as built now.
+func builtByOlderRelease(w *world) {
+	w.t.Helper()
+	pod := w.driverPod()
+	dropPolicy := func(podObj map[string]any) {
+		for _, c := range podObj["spec"].(map[string]any)["containers"].([]any) {
+			delete(c.(map[string]any), "terminationMessagePolicy")
+		}
+	}
+	ann := pod["metadata"].(map[string]any)["annotations"].(map[string]any)
+	answered := map[string]any{}
+	require.NoError(w.t, json.Unmarshal([]byte(ann[metacontroller.LastAppliedAnnotation].(string)), &answered))
+	dropPolicy(answered)
+	ann[metacontroller.LastAppliedAnnotation] = string(mustJSON(w.t, answered))
+	dropPolicy(pod)
 }
 
 // defaultTTL sets the operator default time to live (--default-time-to-live-seconds).
@@ -119,6 +139,18 @@ func goldenCases() []goldenCase {
 			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.TimeToLiveSeconds = ptr[int64](3600) })
 		})},
 		{name: "failed-never", setup: then(running(sparkPi, 2), failed)},
+		{name: "failed-exception-in-log", setup: then(running(sparkPi, 2), func(w *world) {
+			w.driverExited(1, "Error")
+			// FallbackToLogsOnError: the kubelet's termination message is the end of the log.
+			status := w.driverPod()["status"].(map[string]any)
+			terminated := status["containerStatuses"].([]any)[0].(map[string]any)["state"].(map[string]any)["terminated"].(map[string]any)
+			terminated["message"] = "26/11/24 13:30:01 INFO SparkContext: Running Spark version 3.5.3\n" +
+				"Exception in thread \"main\" java.lang.NumberFormatException: For input string: \"abc\"\n" +
+				"\tat java.base/java.lang.Integer.parseInt(Integer.java:668)\n" +
+				"\tat org.apache.spark.examples.SparkPi$.main(SparkPi.scala:31)\n" +
+				"26/11/24 13:30:02 INFO ShutdownHookManager: Shutdown hook called\n"
+		})},
+		{name: "running-driver-from-older-release", setup: then(running(sparkPi, 2), builtByOlderRelease)},
 		{name: "failed-oomkilled", setup: then(running(sparkPi, 2), func(w *world) { w.driverExited(137, "OOMKilled") })},
 		{name: "failed-evicted", setup: then(running(sparkPi, 2), func(w *world) {
 			w.setDriverStatus(corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "The node was low on resource: ephemeral-storage."})

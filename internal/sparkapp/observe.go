@@ -2,6 +2,8 @@ package sparkapp
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -127,11 +129,81 @@ func (o *driverObservation) terminated(pod *podView, spark *corev1.ContainerStat
 		if t.Reason != "" {
 			o.message += ", reason " + t.Reason
 		}
-		if t.Message != "" {
-			o.message += ": " + t.Message
+		if cause := failureCause(t.Message); cause != "" {
+			o.message += ": " + cause
 		}
 	}
 }
+
+// maxCause bounds the cause taken from a termination message: a status is read by every
+// watcher, and the first lines of an exception say what a user needs.
+const maxCause = 1024
+
+// failureCause is what a failed driver's termination message says went wrong. The driver Pod
+// falls back to the end of its log (FallbackToLogsOnError), where Spark leaves the reason among
+// shutdown lines: the JVM's uncaught exception and its root cause, spark-submit's "Error:" line,
+// or a Python traceback's last line. A message the application wrote itself, with no log lines
+// in it, is kept as it is. Empty when a log tail names no cause.
+func failureCause(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return ""
+	}
+	var exception, rootCause, submitError, pythonError, lastError string
+	inTraceback, logLike := false, false
+	for _, line := range strings.Split(msg, "\n") {
+		line = strings.TrimRight(line, "\r \t")
+		if sparkLogLine.MatchString(line) {
+			logLike, inTraceback = true, false
+			if _, rest, ok := strings.Cut(line, " ERROR "); ok {
+				lastError = rest
+			}
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "Exception in thread "):
+			if _, after, ok := strings.Cut(line, `" `); ok && exception == "" {
+				exception = after
+			}
+			logLike = true
+		case strings.HasPrefix(line, "Caused by: ") && exception != "":
+			rootCause = strings.TrimPrefix(line, "Caused by: ")
+		case strings.HasPrefix(line, "Error: "):
+			submitError = strings.TrimPrefix(line, "Error: ")
+			logLike = true
+		case strings.HasPrefix(line, "Traceback (most recent call last)"):
+			inTraceback, logLike = true, true
+		case inTraceback && pythonException.MatchString(line):
+			pythonError = line
+		}
+	}
+	var cause string
+	switch {
+	case exception != "" && rootCause != "" && rootCause != exception:
+		cause = exception + "; caused by " + rootCause
+	case exception != "":
+		cause = exception
+	case pythonError != "":
+		cause = pythonError
+	case submitError != "":
+		cause = submitError
+	case !logLike:
+		cause = msg
+	default:
+		cause = lastError
+	}
+	if len(cause) > maxCause {
+		cause = cause[:maxCause] + "…"
+	}
+	return cause
+}
+
+var (
+	// sparkLogLine is a line of Spark's default log4j layout: "yy/MM/dd HH:mm:ss LEVEL ...".
+	sparkLogLine = regexp.MustCompile(`^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} [A-Z]+ `)
+	// pythonException is a traceback's closing line: "ValueError: ...", "py4j.protocol.Py4JJavaError: ...".
+	pythonException = regexp.MustCompile(`^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b(: .*)?$`)
+)
 
 // infraReason names the failure of a Pod whose Spark container never ran.
 func infraReason(pod *podView) string {

@@ -197,6 +197,12 @@ func (d *decider) decide() error {
 		d.setNotReady("ServerPodExited", fmt.Sprintf("the server Pod %s ended (%s%s): it starts again", pod.Metadata.Name, pod.Status.Phase, reasonSuffix(pod)))
 	default:
 		d.children = objs.list()
+		// The running server keeps the Pod as Metacontroller recorded it at creation: its
+		// containers cannot change, and a release that builds them differently must not ask
+		// for an update the API server refuses on every sync.
+		if answered := metacontroller.Answered(d.in.children[keyPod][pod.Metadata.Name]); answered != nil {
+			d.children[0] = answered
+		}
 		d.reportPod(pod)
 	}
 	return nil
