@@ -28,6 +28,11 @@ func (b *builder) driverService() {
 			ClusterIP: corev1.ClusterIPNone,
 			// A subset of the driver's labels, enough to pick this attempt's driver alone.
 			Selector: map[string]string{LabelAppSelector: b.sub.AppID, LabelSparkRole: RoleDriver},
+			// Executors must resolve the driver while it is not Ready: a readiness probe on the
+			// driver (a Spark Connect server's on its gRPC port, or a user's) passes only once
+			// the SparkContext is up, and the context waits for executors to register first.
+			// Found running a real Spark Connect server: its executors failed on an unknown host.
+			PublishNotReadyAddresses: true,
 		},
 	}
 	if p := c.get("spark.kubernetes.driver.service.ipFamilyPolicy"); p != "" {

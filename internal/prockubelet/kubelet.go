@@ -290,7 +290,8 @@ func (k *Kubelet) hostsFor(pod *corev1.Pod, ip string) string {
 func (k *Kubelet) event(ctx context.Context, pod *corev1.Pod, eventType, reason, message string) {
 	now := metav1.NewTime(k.cfg.Now())
 	_, err := k.cfg.Client.CoreV1().Events(pod.Namespace).Create(ctx, &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: pod.Name + ".", Namespace: pod.Namespace},
+		// Named as client-go's recorder names them: a generated name may not end in a dot.
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()), Namespace: pod.Namespace},
 		InvolvedObject: corev1.ObjectReference{
 			Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1",
 		},
@@ -299,7 +300,7 @@ func (k *Kubelet) event(ctx context.Context, pod *corev1.Pod, eventType, reason,
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}, metav1.CreateOptions{})
 	if err != nil {
-		k.cfg.Logf("event %s for pod %s/%s: %v", reason, pod.Namespace, pod.Name, err)
+		k.cfg.Logf("event %s for pod %s/%s (%s): %v", reason, pod.Namespace, pod.Name, message, err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,13 +81,29 @@ func StartEnv(ctx context.Context, opts EnvOptions) (env *Env, err error) {
 		return nil, err
 	}
 	gc.Errorf = opts.Logf
+	client, err := kubernetes.NewForConfig(api.ClientConfig())
+	if err != nil {
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	var controllers sync.WaitGroup
+	controllers.Add(2)
 	go func() {
-		defer close(done)
+		defer controllers.Done()
 		if err := gc.Run(runCtx); err != nil && opts.Logf != nil {
 			opts.Logf("garbage collector stopped: %v", err)
 		}
+	}()
+	go func() {
+		defer controllers.Done()
+		if err := runDefaultServiceAccounts(runCtx, client, opts.Logf); err != nil && opts.Logf != nil {
+			opts.Logf("service-account controller stopped: %v", err)
+		}
+	}()
+	go func() {
+		controllers.Wait()
+		close(done)
 	}()
 	return &Env{Dir: opts.Dir, API: api, etcd: etcd, stop: cancel, done: done}, nil
 }

@@ -186,6 +186,11 @@ func (n *namespace) dump() string {
 			fmt.Fprintf(&b, "%s %s: status %v\n", gvr.Resource, obj.GetName(), obj.Object["status"])
 		}
 	}
+	if events, err := n.core.CoreV1().Events(n.name).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"}); err == nil {
+		for _, e := range events.Items {
+			fmt.Fprintf(&b, "event %s %s/%s: %s\n", e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+		}
+	}
 	pods, err := n.core.CoreV1().Pods(n.name).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return b.String() + err.Error()
@@ -195,6 +200,15 @@ func (n *namespace) dump() string {
 		fmt.Fprintf(&b, "pod %s: %s %s ip %s\n", pod.Name, pod.Status.Phase, pod.Status.Reason, pod.Status.PodIP)
 		for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
 			fmt.Fprintf(&b, "  container %s: restarts %d, state %s\n", cs.Name, cs.RestartCount, describeContainerState(cs.State))
+			if cs.RestartCount > 0 {
+				// The previous run's exceptions, wherever they are in its log.
+				out, _ := n.kubectl("logs", pod.Name, "-c", cs.Name, "--previous")
+				for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+					if strings.Contains(line, "Exception") || strings.Contains(line, " ERROR ") || strings.HasPrefix(line, "Caused by") {
+						fmt.Fprintf(&b, "    previous | %s\n", line)
+					}
+				}
+			}
 			out, _ := n.kubectl("logs", pod.Name, "-c", cs.Name, "--tail", "40")
 			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 				fmt.Fprintf(&b, "    | %s\n", line)

@@ -17,7 +17,7 @@ import (
 
 // appTimeout bounds one application's run on the 2-core CI machine: JVM start-up of a driver and
 // two executors, the job, and shutdown.
-const appTimeout = 4 * time.Minute
+const appTimeout = 90 * time.Second
 
 // executorRecorder keeps the first running version of every executor pod of a namespace and the
 // largest status.executorState seen, since both are gone once the application completes.

@@ -1,0 +1,120 @@
+//go:build e2e
+
+package spark
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// connectQuery runs on the server's executors: 8 partitions, a shuffle, and a sum whose answer
+// the test knows.
+const connectQuery = `
+import sys
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+df = spark.range(0, 100000, 1, 8).withColumn("bucket", F.col("id") % 10)
+total = df.groupBy("bucket").agg(F.sum("id").alias("s")).agg(F.sum("s")).collect()[0][0]
+print("version", spark.version)
+print("total", total)
+spark.stop()
+`
+
+// TestSparkConnect runs examples/spark-connect.yaml and a real Spark Connect client of the same
+// version (pyspark-client 4.0.1) against it: Ready only once the server accepts connections, the
+// query's answer right, and its tasks run by the server's executors.
+func TestSparkConnect(t *testing.T) {
+	n := newNamespace(t, "connect")
+	n.applyExample("spark-connect.yaml")
+	var readyAt time.Time
+	sc := n.waitFor(sparkConnects, "spark-connect", "state Ready", appTimeout, func(sc *unstructured.Unstructured) bool {
+		if nestedString(sc, "status", "state") != "Ready" {
+			return false
+		}
+		readyAt = time.Now()
+		// Ready must mean the gRPC port answers: a client that connects at once must not fail.
+		ip := nestedString(sc, "status", "server", "podIp")
+		conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip, "15002"), 2*time.Second)
+		if err != nil {
+			t.Fatalf("SparkConnect is Ready but its server %s does not accept connections: %v", ip, err)
+		}
+		conn.Close()
+		return true
+	})
+	service := nestedString(sc, "status", "server", "serviceName")
+	base, err := n.serviceURL(service, 15002)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := "sc://" + strings.TrimPrefix(base, "http://")
+	out := runPython(t, filepath.Join(shared.imagesDir, "pyclient-4.0.1"), connectQuery, remote)
+	if !strings.Contains(out, "total 4999950000") || !strings.Contains(out, "version 4.0.1") {
+		t.Fatalf("the Spark Connect query through %s (service %s) answered:\n%s", remote, service, out)
+	}
+	t.Logf("query answered %s after Ready", time.Since(readyAt).Round(time.Second))
+
+	// The tasks ran on executors the server started through the API server, not in the server.
+	ip := nestedString(sc, "status", "server", "podIp")
+	apps, err := httpGet("http://" + net.JoinHostPort(ip, "4040") + "/api/v1/applications")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []struct{ ID string }
+	if err := json.Unmarshal([]byte(apps), &list); err != nil || len(list) != 1 {
+		t.Fatalf("the server's UI lists %s (%v)", apps, err)
+	}
+	executorsJSON, err := httpGet("http://" + net.JoinHostPort(ip, "4040") + "/api/v1/applications/" + list[0].ID + "/executors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var executors []struct {
+		ID         string
+		TotalTasks int
+	}
+	if err := json.Unmarshal([]byte(executorsJSON), &executors); err != nil {
+		t.Fatal(err)
+	}
+	tasks := 0
+	for _, e := range executors {
+		if e.ID != "driver" {
+			tasks += e.TotalTasks
+		}
+	}
+	if tasks == 0 {
+		t.Errorf("no task ran on an executor: %s", executorsJSON)
+	}
+	sc, err = n.get(sparkConnects, "spark-connect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if running, _, _ := unstructured.NestedInt64(sc.Object, "status", "executors", "running"); running != 2 {
+		t.Errorf("status.executors.running = %d, want 2: %v", running, sc.Object["status"])
+	}
+}
+
+// runPython runs script with a virtual environment's Python and returns its combined output.
+func runPython(t *testing.T, venv, script string, args ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "client.py")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(venv, "bin", "python"), append([]string{path}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(venv), path, err, out)
+	}
+	return string(out)
+}
