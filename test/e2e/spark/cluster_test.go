@@ -253,6 +253,12 @@ func (n *namespace) tearDown() {
 		return len(pods.Items) == 0, nil
 	})
 	if err != nil {
-		n.t.Errorf("namespace %s: pods still there after tear-down: %v", n.name, err)
+		var left []string
+		if pods, err := n.core.CoreV1().Pods(n.name).List(context.Background(), metav1.ListOptions{}); err == nil {
+			for _, pod := range pods.Items {
+				left = append(left, fmt.Sprintf("%s (%s, deleting %v, owners %v)", pod.Name, pod.Status.Phase, pod.DeletionTimestamp != nil, pod.OwnerReferences))
+			}
+		}
+		n.t.Errorf("namespace %s: pods still there after tear-down: %v: %s", n.name, err, strings.Join(left, "; "))
 	}
 }

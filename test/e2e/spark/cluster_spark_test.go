@@ -1,0 +1,78 @@
+//go:build e2e
+
+package spark
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// clusterTimeout bounds a standalone cluster's start: a master and three workers, each a JVM,
+// started in order by the StatefulSet controller.
+const clusterTimeout = 3 * time.Minute
+
+// TestSparkClusterRunsSparkPi runs examples/spark-cluster.yaml (a real standalone master and
+// three workers) to RunningHealthy, then examples/spark-pi-on-cluster.yaml on it: the driver is
+// a Kubernetes pod, its executors are the workers' (the standalone master's, not ours).
+func TestSparkClusterRunsSparkPi(t *testing.T) {
+	n := newNamespace(t, "cluster")
+	n.applyExample("spark-cluster.yaml")
+	n.waitFor(sparkClusters, "spark-cluster", "RunningHealthy", clusterTimeout, func(c *unstructured.Unstructured) bool {
+		return nestedString(c, "status", "currentState", "currentStateSummary") == "RunningHealthy"
+	})
+	masterURL, err := n.serviceURL("spark-cluster-master-svc", 8080)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var master struct {
+		AliveWorkers  int `json:"aliveworkers"`
+		Cores         int `json:"cores"`
+		CompletedApps []struct {
+			Name  string `json:"name"`
+			State string `json:"state"`
+			Cores int    `json:"cores"`
+		} `json:"completedapps"`
+	}
+	readMaster := func() error {
+		body, err := httpGet(masterURL + "/json/")
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(body), &master); err != nil {
+			return fmt.Errorf("master /json/: %w: %s", err, body)
+		}
+		return nil
+	}
+	// A worker's readiness probe is its own web UI, which answers before the worker has
+	// registered with the master; registration follows within the worker's retry interval.
+	healthy := time.Now()
+	err = wait.PollUntilContextTimeout(context.Background(), time.Second, 90*time.Second, true, func(context.Context) (bool, error) {
+		return readMaster() == nil && master.AliveWorkers == 3, nil
+	})
+	if err != nil || master.Cores != 6 {
+		t.Fatalf("the master counts %d workers with %d cores, want 3 with 6 (SPARK_WORKER_CORES=2)", master.AliveWorkers, master.Cores)
+	}
+	t.Logf("3 workers registered %s after RunningHealthy", time.Since(healthy).Round(time.Second))
+
+	n.applyExample("spark-pi-on-cluster.yaml")
+	app := n.waitAppState("spark-pi-on-cluster", "COMPLETED", appTimeout)
+	driver := nestedString(app, "status", "driverInfo", "podName")
+	log := n.logs(driver, "")
+	if !strings.Contains(log, "Pi is roughly 3.1") {
+		t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, tail(log, 30))
+	}
+	checkNoErrors(t, driver, log)
+	if err := readMaster(); err != nil {
+		t.Fatal(err)
+	}
+	if len(master.CompletedApps) != 1 || master.CompletedApps[0].Name != "Spark Pi" || master.CompletedApps[0].State != "FINISHED" {
+		t.Errorf("the master's completed applications: %+v, want Spark Pi FINISHED", master.CompletedApps)
+	}
+}
