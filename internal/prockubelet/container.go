@@ -3,6 +3,8 @@ package prockubelet
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -60,6 +62,9 @@ func resolveContainer(pod *corev1.Pod, c *corev1.Container, image Image, lookups
 	if err != nil {
 		return nil, err
 	}
+	if _, set := envMap["HOME"]; !set {
+		envList = append(envList, "HOME="+homeOf(image, uid))
+	}
 	workingDir := c.WorkingDir
 	if workingDir == "" {
 		workingDir = image.WorkingDir
@@ -74,6 +79,25 @@ func resolveContainer(pod *corev1.Pod, c *corev1.Container, image Image, lookups
 		}
 	}
 	return &resolvedContainer{argv: argv, env: envList, workingDir: workingDir, uid: uid, gid: gid, groups: groups}, nil
+}
+
+// homeOf is the HOME a container runtime gives a user the environment does not: the home in
+// the passwd file the container sees (the image's, else the host's under it), "/" without one.
+func homeOf(image Image, uid uint32) string {
+	for _, passwd := range []string{filepath.Join(image.Root, "etc", "passwd"), "/etc/passwd"} {
+		data, err := os.ReadFile(passwd)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			fields := strings.Split(line, ":")
+			if len(fields) >= 6 && fields[2] == strconv.FormatUint(uint64(uid), 10) && fields[5] != "" {
+				return fields[5]
+			}
+		}
+		return "/"
+	}
+	return "/"
 }
 
 // containerUser is the uid and gid the container runs as: the security context's (container

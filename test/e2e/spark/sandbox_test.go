@@ -31,6 +31,7 @@ spec:
     - |
       sa=/var/run/secrets/kubernetes.io/serviceaccount
       echo "user=$(id -un):$(id -u)"
+      echo "home=$HOME"
       echo "namespace=$(cat $sa/namespace)"
       echo "java=$("$JAVA_HOME/bin/java" -version 2>&1 | head -1)"
       echo "api=$(curl -sS -o /dev/null -w '%{http_code}' --cacert $sa/ca.crt -H "Authorization: Bearer $(cat $sa/token)" \
@@ -51,7 +52,7 @@ spec:
 			got[k] = v
 		}
 	}
-	for k, want := range map[string]string{"user": "spark:185", "namespace": n.name, "api": "200", "anonymous": "401"} {
+	for k, want := range map[string]string{"user": "spark:185", "home": "/home/spark", "namespace": n.name, "api": "200", "anonymous": "401"} {
 		if got[k] != want {
 			t.Errorf("%s = %q, want %q\n%s", k, got[k], want, log)
 		}
