@@ -52,11 +52,12 @@ memload:
 	$(GO) run ./hack/memload
 
 ## e2e: end-to-end tests: the built server, driven by a Metacontroller-contract test controller,
-## against an in-process API server (embedded etcd, the CRDs, core/v1) with kubectl as the user.
+## against an in-process API server (embedded etcd, the CRDs, core/v1) with kubectl as the user;
+## test/e2e/spark runs real Spark on the process kubelet (root; see docs/process-kubelet.md).
 ## `make e2e E2EFLAGS=-race` (what CI runs) runs the tests, the API server and the server binary
-## under the race detector.
-e2e:
-	$(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 15m ./test/e2e/...
+## under the race detector. One package at a time: the Spark JVMs need both cores.
+e2e: spark-images
+	$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 30m ./test/e2e/...
 
 ## spark-images: local stand-ins for the apache/spark 3.5.3 and 4.0.1 images (filesystem layers
 ## over the host's root, and images.json) plus the Spark Connect and Kubeflow SDK client venvs, in

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -23,8 +24,14 @@ type Network struct {
 	Subnet  netip.Prefix
 	Gateway netip.Addr
 
+	// Nameservers are the machine's resolvers that pods can reach (not loopback ones); empty
+	// without egress. Pods ask them for names their hosts file does not have.
+	Nameservers []netip.Addr
+
 	mu   sync.Mutex
 	used map[netip.Addr]bool
+	// egress undoes what EnableEgress did; nil when it did nothing.
+	egress func()
 }
 
 // NewNetwork creates a bridge with a random name on a random 10.x.y.0/24 that no route of the
@@ -64,9 +71,82 @@ func NewNetwork(ctx context.Context, random *rand.Rand) (*Network, error) {
 	return nil, errors.New("no free 10.x.y.0/24 for the pod network")
 }
 
-// Close deletes the bridge; the pods' namespaces must be gone already.
+// Close deletes the bridge and the egress rules; the pods' namespaces must be gone already.
 func (n *Network) Close() error {
+	if n.egress != nil {
+		n.egress()
+	}
 	return ip(context.Background(), "link", "del", n.Bridge)
+}
+
+// EnableEgress lets pods reach beyond the machine, as pods of a cluster with outbound access do
+// (a Spark Connect server fetching a jar from Maven Central, say): their traffic is masqueraded
+// out of the interface of the default route, with IPv4 forwarding on, and the machine's
+// resolvers become theirs. It needs nft (Debian: apt-get install nftables); Close undoes it,
+// forwarding included when it was off.
+func (n *Network) EnableEgress(ctx context.Context, resolvConf string) error {
+	if _, err := exec.LookPath("nft"); err != nil {
+		return errors.New("pod egress needs the nft command (Debian: apt-get install nftables)")
+	}
+	route, err := ipOutput(ctx, "-4", "route", "show", "default")
+	if err != nil {
+		return err
+	}
+	fields := strings.Fields(route)
+	dev := ""
+	for i := 0; i+1 < len(fields); i++ {
+		if fields[i] == "dev" {
+			dev = fields[i+1]
+		}
+	}
+	if dev == "" {
+		return errors.New("pod egress: the machine has no default route")
+	}
+	const forwarding = "/proc/sys/net/ipv4/ip_forward"
+	before, err := os.ReadFile(forwarding)
+	if err != nil {
+		return fmt.Errorf("pod egress: %w", err)
+	}
+	if err := os.WriteFile(forwarding, []byte("1\n"), 0o644); err != nil {
+		return fmt.Errorf("pod egress: turning on IPv4 forwarding: %w", err)
+	}
+	table := n.Bridge
+	rules := fmt.Sprintf("table ip %s {\n chain postrouting {\n  type nat hook postrouting priority srcnat; policy accept;\n  ip saddr %s oifname %q masquerade\n }\n}\n", table, n.Subnet, dev)
+	cmd := exec.CommandContext(ctx, "nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(rules)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		_ = os.WriteFile(forwarding, before, 0o644)
+		return fmt.Errorf("pod egress: nft: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	n.egress = func() {
+		_ = exec.Command("nft", "delete", "table", "ip", table).Run()
+		if strings.TrimSpace(string(before)) != "1" {
+			_ = os.WriteFile(forwarding, before, 0o644)
+		}
+	}
+	n.Nameservers = reachableNameservers(resolvConf)
+	return nil
+}
+
+// reachableNameservers are the nameservers of a resolv.conf that a pod can reach through the
+// node: loopback resolvers (systemd-resolved's 127.0.0.53) exist only in the machine's own
+// network namespace.
+func reachableNameservers(path string) []netip.Addr {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || fields[0] != "nameserver" {
+			continue
+		}
+		if addr, err := netip.ParseAddr(fields[1]); err == nil && addr.Is4() && !addr.IsLoopback() {
+			out = append(out, addr)
+		}
+	}
+	return out
 }
 
 // PodNetwork is one pod's network namespace and address.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -228,12 +230,28 @@ func (r *podRunner) pullImages(ctx context.Context, pod *corev1.Pod, ending <-ch
 	return false
 }
 
+// resolvConf is a pod's resolver configuration. There is no cluster DNS: cluster names resolve
+// through /etc/hosts, which the kubelet keeps current, and other names through the machine's
+// resolvers when the network has egress.
+func resolvConf(nameservers []netip.Addr) string {
+	var b strings.Builder
+	b.WriteString("# No cluster DNS: cluster names resolve through /etc/hosts, which the kubelet keeps current.\n")
+	if len(nameservers) == 0 {
+		b.WriteString("nameserver 127.0.0.1\n")
+	}
+	for _, ns := range nameservers {
+		fmt.Fprintf(&b, "nameserver %s\n", ns)
+	}
+	b.WriteString("options timeout:1 attempts:2\n")
+	return b.String()
+}
+
 // writePodFiles writes the files the kubelet mounts into every container.
 func (r *podRunner) writePodFiles(pod *corev1.Pod) error {
 	hostname, _ := podHostnames(pod)
 	files := map[string]string{
 		"hostname":    hostname + "\n",
-		"resolv.conf": "# No cluster DNS: names resolve through /etc/hosts, which the kubelet keeps current.\nnameserver 127.0.0.1\noptions ndots:5 timeout:1 attempts:1\n",
+		"resolv.conf": resolvConf(r.k.cfg.Network.Nameservers),
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(r.dir, name), []byte(content), 0o644); err != nil {

@@ -70,13 +70,15 @@ type APIServer struct {
 
 // StartAPIServer starts an API server on a free loopback port, storing in the etcd at etcdURL
 // and keeping its certificates and kubeconfig in dir. It returns once the server is ready.
-func StartAPIServer(ctx context.Context, dir, etcdURL string) (*APIServer, error) {
+// servingIPs are addresses its certificate is valid for besides loopback: the address pods
+// reach it at, which in-cluster clients that connect by KUBERNETES_SERVICE_HOST verify.
+func StartAPIServer(ctx context.Context, dir, etcdURL string, servingIPs ...net.IP) (*APIServer, error) {
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listening on loopback: %w", err)
 	}
 	tokens, logs := newServiceAccountTokens(), &logSources{}
-	server, err := newAPIServer(listener, dir, etcdURL, tokens, logs)
+	server, err := newAPIServer(listener, dir, etcdURL, tokens, logs, servingIPs)
 	if err != nil {
 		listener.Close()
 		return nil, err
@@ -141,7 +143,7 @@ func (s *APIServer) ClientConfig() *restclient.Config {
 	return cfg
 }
 
-func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAccountTokens, logs *logSources) (*apiextensionsapiserver.CustomResourceDefinitions, error) {
+func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAccountTokens, logs *logSources, servingIPs []net.IP) (*apiextensionsapiserver.CustomResourceDefinitions, error) {
 	opts := crdoptions.NewCustomResourceDefinitionsServerOptions(io.Discard, io.Discard)
 	recommended := opts.RecommendedOptions
 
@@ -168,7 +170,7 @@ func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAcc
 	recommended.SecureServing.ServerCert.CertDirectory = dir
 	// Pods reach the server as kubernetes.default.svc, as in a real cluster.
 	inCluster := []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
-	if err := recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", inCluster, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {
+	if err := recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", inCluster, append([]net.IP{net.IPv4(127, 0, 0, 1)}, servingIPs...)); err != nil {
 		return nil, fmt.Errorf("creating serving certificates: %w", err)
 	}
 	recommended.Etcd.StorageConfig.Transport.ServerList = []string{etcdURL}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,9 @@ type EnvOptions struct {
 	CRDDir string
 	// GCResources are watched by the garbage collector, besides the built-in kinds.
 	GCResources []schema.GroupVersionResource
+	// ServingIPs are addresses besides loopback the API server's certificate is valid for (the
+	// address pods reach it at).
+	ServingIPs []net.IP
 	// Logf receives background errors (garbage collector).
 	Logf func(format string, args ...any)
 }
@@ -56,7 +60,7 @@ func StartEnv(ctx context.Context, opts EnvOptions) (env *Env, err error) {
 			etcd.Stop()
 		}
 	}()
-	api, err := StartAPIServer(ctx, opts.Dir, etcd.ClientURL)
+	api, err := StartAPIServer(ctx, opts.Dir, etcd.ClientURL, opts.ServingIPs...)
 	if err != nil {
 		return nil, err
 	}

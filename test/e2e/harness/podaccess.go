@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -179,16 +180,17 @@ func addPodLogOptionsConversion(scheme *runtime.Scheme) error {
 	})
 }
 
-// headerTokenAuthenticator reads "Authorization: Bearer <token>" for a token authenticator.
+// headerTokenAuthenticator reads "Authorization: Bearer <token>" for a token authenticator. The
+// scheme is case-insensitive, as in the API server: the Python Kubernetes client sends "bearer".
 type headerTokenAuthenticator struct {
 	tokens authenticator.Token
 }
 
 func (h headerTokenAuthenticator) AuthenticateRequest(req *http.Request) (*authenticator.Response, bool, error) {
-	const prefix = "Bearer "
-	auth := req.Header.Get("Authorization")
-	if len(auth) <= len(prefix) || auth[:len(prefix)] != prefix {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(req.Header.Get("Authorization")), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "bearer") || token == "" {
 		return nil, false, nil
 	}
-	return h.tokens.AuthenticateToken(req.Context(), auth[len(prefix):])
+	return h.tokens.AuthenticateToken(req.Context(), token)
 }

@@ -231,7 +231,8 @@ func describeContainerState(s corev1.ContainerState) string {
 }
 
 // tearDown deletes the namespace's Spark resources (their children go with them through the
-// garbage collector), then every pod left, and waits until the kubelet has stopped them all.
+// garbage collector) and the pods the test made itself, and waits until the kubelet has stopped
+// them all.
 func (n *namespace) tearDown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -244,7 +245,9 @@ func (n *namespace) tearDown() {
 			return false, nil
 		}
 		for _, pod := range pods.Items {
-			if pod.DeletionTimestamp == nil {
+			// Owned pods go with their owners, through the garbage collector; deleting a
+			// StatefulSet's pod would only have it made again.
+			if pod.DeletionTimestamp == nil && len(pod.OwnerReferences) == 0 {
 				if err := n.core.CoreV1().Pods(n.name).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 					return false, nil
 				}

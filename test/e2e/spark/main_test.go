@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +53,7 @@ type suite struct {
 	controllers map[string]*harness.ContractController
 	imagesDir   string
 	dir         string
+	egressErr   error // why pods cannot reach beyond the machine, if they cannot
 }
 
 var shared suite
@@ -120,10 +122,20 @@ func runMain(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	network, err := prockubelet.NewNetwork(ctx, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "spark e2e:", err)
+		return 1
+	}
+	defer network.Close()
+	// The Kubeflow SDK's servers fetch the Spark Connect jar from Maven Central, as in a
+	// cluster with outbound access; the other tests need no egress.
+	shared.egressErr = network.EnableEgress(ctx, "/etc/resolv.conf")
 	env, err := harness.StartEnv(ctx, harness.EnvOptions{
 		Dir:         dir,
 		CRDDir:      filepath.Join(repoRoot, "crds"),
 		GCResources: []schema.GroupVersionResource{sparkApplications, sparkConnects, sparkClusters},
+		ServingIPs:  []net.IP{network.Gateway.AsSlice()},
 		Logf:        logf,
 	})
 	if err != nil {
@@ -144,12 +156,6 @@ func runMain(m *testing.M) int {
 		stop()
 		running.Wait()
 	}()
-	network, err := prockubelet.NewNetwork(ctx, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "spark e2e:", err)
-		return 1
-	}
-	defer network.Close()
 	cfg := env.API.ClientConfig()
 	kubelet, err := newKubelet(cfg, env, images, network, filepath.Join(dir, "kubelet"), logf)
 	if err != nil {
