@@ -41,6 +41,9 @@ type podRunner struct {
 	stop       chan struct{} // closed when the kubelet stops
 	stopOnce   sync.Once
 	dirty      chan struct{}
+	// terminating is set, under mu, once terminate has taken the processes to stop; no
+	// container starts after that.
+	terminating bool
 	// retryPending is set while a failed status write waits for its retry.
 	retryPending atomic.Bool
 }
@@ -339,6 +342,7 @@ func (r *podRunner) terminate(ctx context.Context) {
 	default:
 	}
 	r.mu.Lock()
+	r.terminating = true
 	procs := make([]*process, 0, len(r.procs))
 	for _, p := range r.procs {
 		procs = append(procs, p)

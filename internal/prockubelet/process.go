@@ -31,7 +31,7 @@ type process struct {
 	stopping   bool
 }
 
-// startProcess starts spec in new mount and UTS namespaces with its output appended to logPath.
+// startProcess starts spec in new mount, UTS and PID namespaces with its output appended to logPath.
 func (k *Kubelet) startProcess(spec podinit.Spec, specPath, logPath string) (*process, error) {
 	data, err := json.Marshal(spec)
 	if err != nil {
@@ -56,7 +56,10 @@ func (k *Kubelet) startProcess(spec podinit.Spec, specPath, logPath string) (*pr
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS,
+		// A PID namespace of its own, as a container has: when its first process ends, the
+		// kernel kills every process left in it, so a JVM a shell started in the background
+		// never outlives its container.
+		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWPID,
 		// A container never outlives the kubelet that started it.
 		Pdeathsig: syscall.SIGKILL,
 	}

@@ -137,6 +137,9 @@ func terminationGrace(pod *corev1.Pod) time.Duration {
 func (r *podRunner) runToCompletion(ctx context.Context, ending <-chan struct{}, c corev1.Container) (int32, bool) {
 	for {
 		p, err := r.startContainer(ctx, c)
+		if errors.Is(err, errPodEnding) {
+			return 0, false
+		}
 		if err != nil {
 			r.startFailed(ctx, c, err)
 			if !sleepOrEnd(ending, backoffInitial) {
@@ -157,6 +160,10 @@ func (r *podRunner) supervise(ctx context.Context, ending <-chan struct{}, c cor
 	failures := 0
 	for {
 		p, err := r.startContainer(ctx, c)
+		if errors.Is(err, errPodEnding) {
+			r.finalWaiting(c)
+			return
+		}
 		if err != nil {
 			r.startFailed(ctx, c, err)
 			if !sleepOrEnd(ending, backoffInitial) {
@@ -316,21 +323,29 @@ func (r *podRunner) startContainer(ctx context.Context, c corev1.Container) (*pr
 	if err := os.MkdirAll(spec.Scratch, 0o700); err != nil {
 		return nil, err
 	}
+	// Started and registered under the lock terminate takes to find what to stop: a process
+	// started after it looked would outlive the pod.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.terminating {
+		return nil, errPodEnding
+	}
 	p, err := r.k.startProcess(spec, filepath.Join(r.dir, "specs", run+".json"), r.logPath(c.Name, restarts))
 	if err != nil {
 		return nil, err
 	}
 	p.terminationPath = termPath
+	r.procs[c.Name] = p
 	r.k.mu.Lock()
 	r.k.started[r.namespace]++
 	r.k.mu.Unlock()
-	r.mu.Lock()
-	r.procs[c.Name] = p
-	r.mu.Unlock()
 	return p, nil
 }
 
 func firstOf(a, _ string) string { return a }
+
+// errPodEnding refuses to start a container once the pod is being stopped.
+var errPodEnding = errors.New("the pod is being stopped")
 
 func (r *podRunner) logPath(container string, restart int32) string {
 	return filepath.Join(r.dir, "logs", container, fmt.Sprintf("%d.log", restart))
