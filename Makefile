@@ -57,7 +57,7 @@ memload:
 ## `make e2e E2EFLAGS=-race` (what CI runs) runs the tests, the API server and the server binary
 ## under the race detector. One package at a time: the Spark JVMs need both cores.
 e2e: spark-images
-	$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 30m ./test/e2e/...
+	$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 30m ./internal/localcluster/... ./test/e2e/...
 
 ## spark-images: local stand-ins for the apache/spark 3.5.3 and 4.0.1 images (filesystem layers
 ## over the host's root, and images.json) plus the Spark Connect and Kubeflow SDK client venvs, in

@@ -2,7 +2,7 @@
 
 // Package e2e runs sparkhooks end to end: the real hook server binary, driven by a
 // CompositeController contract controller (a test helper standing in for Metacontroller), against
-// a real API server with the project's CRDs, with kubectl as the user. See test/e2e/harness.
+// a real API server with the project's CRDs, with kubectl as the user. See internal/localcluster and test/e2e/harness.
 //
 // Run with `make e2e` (go test -tags e2e ./test/e2e/...).
 package e2e
@@ -20,7 +20,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/sparkhooks/sparkhooks/test/e2e/harness"
+	"github.com/sparkhooks/sparkhooks/internal/localcluster"
 )
 
 // repoRoot is the module root, relative to this package's directory (where go test runs).
@@ -34,8 +34,8 @@ var (
 // suite is what TestMain starts once for all tests: the cluster and the sparkhooks server.
 // Tests only read it; each test works in a namespace of its own.
 type suite struct {
-	env    *harness.Env
-	hooks  *harness.HookServer
+	env    *localcluster.Env
+	hooks  *localcluster.HookServer
 	binary string // the sparkhooks binary, for tests that start one of their own
 	logDir string
 }
@@ -70,7 +70,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer logFile.Close()
-	harness.RedirectLogs(logFile)
+	localcluster.RedirectLogs(logFile)
 
 	// SPARKHOOKS_E2E_BINARY runs a prebuilt binary (a release, say) instead of building this tree.
 	binary := os.Getenv("SPARKHOOKS_E2E_BINARY")
@@ -90,7 +90,7 @@ func runMain(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	env, err := harness.StartEnv(ctx, harness.EnvOptions{
+	env, err := localcluster.StartEnv(ctx, localcluster.EnvOptions{
 		Dir:         dir,
 		CRDDir:      filepath.Join(repoRoot, "crds"),
 		GCResources: []schema.GroupVersionResource{sparkApplications, scheduledSparkApplications},
@@ -101,7 +101,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
-	hooks, err := harness.StartHookServer(ctx, binary, filepath.Join(dir, "sparkhooks.log"))
+	hooks, err := localcluster.StartHookServer(ctx, binary, filepath.Join(dir, "sparkhooks.log"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: starting sparkhooks:", err)
 		return 1

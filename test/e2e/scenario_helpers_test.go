@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/sparkhooks/sparkhooks/test/e2e/harness"
+	"github.com/sparkhooks/sparkhooks/internal/localcluster"
 )
 
 // Helpers of the scenario tests (scenarios_test.go), which drive the real hook server.
@@ -290,7 +290,7 @@ func changedFields(a, b *unstructured.Unstructured) string {
 	var changed []string
 	for k := range keys {
 		if !equality.Semantic.DeepEqual(sa[k], sb[k]) {
-			changed = append(changed, fmt.Sprintf("%s %s -> %s", k, harness.CompactJSON(sa[k]), harness.CompactJSON(sb[k])))
+			changed = append(changed, fmt.Sprintf("%s %s -> %s", k, localcluster.CompactJSON(sa[k]), localcluster.CompactJSON(sb[k])))
 		}
 	}
 	sort.Strings(changed)

@@ -29,7 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sparkhooks/sparkhooks/test/e2e/harness"
+	"github.com/sparkhooks/sparkhooks/internal/localcluster"
 )
 
 // The in-process API server serves no admissionregistration API, so it cannot call webhooks.
@@ -43,7 +43,7 @@ func TestValidatingWebhookOverHTTPS(t *testing.T) {
 	ns, err := shared.env.CreateNamespace(ctx, "validate")
 	require.NoError(t, err)
 	kubectl := func(args ...string) (string, error) {
-		return harness.Kubectl(ctx, shared.env.API.Kubeconfig, append([]string{"--namespace", ns}, args...)...)
+		return localcluster.Kubectl(ctx, shared.env.API.Kubeconfig, append([]string{"--namespace", ns}, args...)...)
 	}
 
 	tests := []struct {
@@ -120,7 +120,7 @@ func startTLSHookServer(t *testing.T) *tlsHookServer {
 	require.NoError(t, l.Close())
 
 	// The later --tls-addr wins over the harness's own.
-	server, err := harness.StartHookServer(context.Background(), shared.binary, filepath.Join(shared.logDir, "sparkhooks-tls.log"),
+	server, err := localcluster.StartHookServer(context.Background(), shared.binary, filepath.Join(shared.logDir, "sparkhooks-tls.log"),
 		"--tls-addr", addr, "--tls-cert-file", certFile, "--tls-key-file", keyFile)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, server.Stop()) })

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/sparkhooks/sparkhooks/internal/localcluster"
 	"github.com/sparkhooks/sparkhooks/test/e2e/harness"
 )
 
@@ -42,7 +43,7 @@ type world struct {
 	dyn         dynamic.Interface
 	core        kubernetes.Interface
 	kubelet     *harness.Kubelet
-	controllers map[string]*harness.ContractController
+	controllers map[string]*localcluster.ContractController
 	// stateLogs are the applications whose states the test watches (watchStates).
 	stateLogs map[string]*stateLog
 }
@@ -61,7 +62,7 @@ func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 	cfg := shared.env.API.ClientConfig()
 	ns, err := shared.env.CreateNamespace(ctx, "e2e")
 	require.NoError(t, err)
-	w := &world{t: t, ns: ns, controllers: map[string]*harness.ContractController{}, stateLogs: map[string]*stateLog{}}
+	w := &world{t: t, ns: ns, controllers: map[string]*localcluster.ContractController{}, stateLogs: map[string]*stateLog{}}
 	w.dyn, err = dynamic.NewForConfig(cfg)
 	require.NoError(t, err)
 	w.core, err = kubernetes.NewForConfig(cfg)
@@ -76,9 +77,9 @@ func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 	}()
 
 	for _, file := range registrations {
-		cc, err := harness.LoadCompositeController(filepath.Join(repoRoot, "metacontroller", file), hookURL)
+		cc, err := localcluster.LoadCompositeController(filepath.Join(repoRoot, "metacontroller", file), hookURL)
 		require.NoError(t, err)
-		ctl, err := harness.NewContractController(cfg, cc, harness.ControllerOptions{Namespace: ns, Logf: t.Logf})
+		ctl, err := localcluster.NewContractController(cfg, cc, localcluster.ControllerOptions{Namespace: ns, Logf: t.Logf})
 		require.NoError(t, err, "the contract controller refuses the registration %s", file)
 		w.controllers[cc.Metadata.Name] = ctl
 		running.Add(1)
@@ -94,7 +95,7 @@ func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 
 // kubectl runs kubectl in the world's namespace.
 func (w *world) kubectl(args ...string) (string, error) {
-	return harness.Kubectl(context.Background(), shared.env.API.Kubeconfig, append([]string{"--namespace", w.ns}, args...)...)
+	return localcluster.Kubectl(context.Background(), shared.env.API.Kubeconfig, append([]string{"--namespace", w.ns}, args...)...)
 }
 
 // apply writes manifest to a file and applies it with kubectl.

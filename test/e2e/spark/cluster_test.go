@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 
-	"github.com/sparkhooks/sparkhooks/test/e2e/harness"
+	"github.com/sparkhooks/sparkhooks/internal/localcluster"
 )
 
 func kubernetesClient(cfg *restclient.Config) (kubernetes.Interface, error) {
@@ -75,7 +75,7 @@ func newNamespace(t *testing.T, prefix string) *namespace {
 }
 
 func (n *namespace) kubectl(args ...string) (string, error) {
-	return harness.Kubectl(context.Background(), shared.env.API.Kubeconfig, append([]string{"--namespace", n.name}, args...)...)
+	return localcluster.Kubectl(context.Background(), shared.env.API.Kubeconfig, append([]string{"--namespace", n.name}, args...)...)
 }
 
 // applyExample applies a file of examples/ exactly as a user would.

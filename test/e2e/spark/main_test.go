@@ -25,9 +25,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	restclient "k8s.io/client-go/rest"
 
+	"github.com/sparkhooks/sparkhooks/internal/localcluster"
 	"github.com/sparkhooks/sparkhooks/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/internal/prockubelet/podinit"
-	"github.com/sparkhooks/sparkhooks/test/e2e/harness"
 )
 
 const repoRoot = "../../.."
@@ -47,10 +47,10 @@ var registrations = []string{"sparkapplication-controller.yaml", "sparkconnect-c
 
 // suite is what TestMain starts for all tests; each test works in a namespace of its own.
 type suite struct {
-	env         *harness.Env
+	env         *localcluster.Env
 	kubelet     *prockubelet.Kubelet
 	network     *prockubelet.Network
-	controllers map[string]*harness.ContractController
+	controllers map[string]*localcluster.ContractController
 	imagesDir   string
 	dir         string
 	egressErr   error // why pods cannot reach beyond the machine, if they cannot
@@ -103,7 +103,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer logFile.Close()
-	harness.RedirectLogs(logFile)
+	localcluster.RedirectLogs(logFile)
 	var logMu sync.Mutex
 	logf := func(format string, args ...any) {
 		logMu.Lock()
@@ -131,7 +131,7 @@ func runMain(m *testing.M) int {
 	// The Kubeflow SDK's servers fetch the Spark Connect jar from Maven Central, as in a
 	// cluster with outbound access; the other tests need no egress.
 	shared.egressErr = network.EnableEgress(ctx, "/etc/resolv.conf")
-	env, err := harness.StartEnv(ctx, harness.EnvOptions{
+	env, err := localcluster.StartEnv(ctx, localcluster.EnvOptions{
 		Dir:         dir,
 		CRDDir:      filepath.Join(repoRoot, "crds"),
 		GCResources: []schema.GroupVersionResource{sparkApplications, sparkConnects, sparkClusters},
@@ -143,7 +143,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
-	hooks, err := harness.StartHookServer(ctx, binary, filepath.Join(dir, "sparkhooks.log"))
+	hooks, err := localcluster.StartHookServer(ctx, binary, filepath.Join(dir, "sparkhooks.log"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "spark e2e: starting sparkhooks:", err)
 		return 1
@@ -170,7 +170,7 @@ func runMain(m *testing.M) int {
 			logf("kubelet: %v", err)
 		}
 	}()
-	statefulSets, err := harness.NewStatefulSetController(cfg, logf)
+	statefulSets, err := localcluster.NewStatefulSetController(cfg, logf)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "spark e2e:", err)
 		return 1
@@ -180,14 +180,14 @@ func runMain(m *testing.M) int {
 		defer running.Done()
 		statefulSets.Run(runCtx)
 	}()
-	shared.controllers = map[string]*harness.ContractController{}
+	shared.controllers = map[string]*localcluster.ContractController{}
 	for _, file := range registrations {
-		cc, err := harness.LoadCompositeController(filepath.Join(repoRoot, "metacontroller", file), hooks.URL)
+		cc, err := localcluster.LoadCompositeController(filepath.Join(repoRoot, "metacontroller", file), hooks.URL)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "spark e2e:", err)
 			return 1
 		}
-		ctl, err := harness.NewContractController(cfg, cc, harness.ControllerOptions{Logf: logf})
+		ctl, err := localcluster.NewContractController(cfg, cc, localcluster.ControllerOptions{Logf: logf})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "spark e2e:", err)
 			return 1
@@ -210,7 +210,7 @@ func runMain(m *testing.M) int {
 	return code
 }
 
-func newKubelet(cfg *restclient.Config, env *harness.Env, images *prockubelet.ImageTable, network *prockubelet.Network, stateDir string, logf func(string, ...any)) (*prockubelet.Kubelet, error) {
+func newKubelet(cfg *restclient.Config, env *localcluster.Env, images *prockubelet.ImageTable, network *prockubelet.Network, stateDir string, logf func(string, ...any)) (*prockubelet.Kubelet, error) {
 	client, err := kubernetesClient(cfg)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,4 @@
-//go:build e2e
-
-package harness
+package localcluster
 
 import (
 	"context"
@@ -38,7 +36,7 @@ func StartHookServer(ctx context.Context, binary, logPath string, extraArgs ...s
 }
 
 func startHookServerOnce(ctx context.Context, binary, logPath string, extraArgs []string) (*HookServer, error) {
-	ports, err := freeLoopbackPorts(2)
+	ports, err := FreeLoopbackPorts(2)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package harness
+package localcluster
 
 import (
 	"context"
@@ -179,39 +179,6 @@ func TestPodSpecIsImmutableAndStatusIsASubresource(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, corev1.PodRunning, pod.Status.Phase)
 	assert.Empty(t, pod.Labels, "the status subresource ignores everything but status")
-}
-
-func TestKubeletRunsAndTerminatesPods(t *testing.T) {
-	ns, client := newTestNamespace(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	kubelet, err := NewKubelet(testEnv.API.ClientConfig(), ns)
-	require.NoError(t, err)
-	go func() { _ = kubelet.Run(ctx) }()
-
-	_, err = client.CoreV1().Pods(ns).Create(ctx, testPod("driver"), metav1.CreateOptions{})
-	require.NoError(t, err)
-	waitForPod(t, client, ns, "driver", func(p *corev1.Pod) bool { return p != nil && p.Spec.NodeName == NodeName })
-	require.NoError(t, kubelet.Start(ctx, "driver"))
-	pod, err := client.CoreV1().Pods(ns).Get(ctx, "driver", metav1.GetOptions{})
-	require.NoError(t, err)
-	assert.Equal(t, corev1.PodRunning, pod.Status.Phase)
-	assert.NotEmpty(t, pod.Status.PodIP)
-	require.Len(t, pod.Status.ContainerStatuses, 1)
-	assert.NotNil(t, pod.Status.ContainerStatuses[0].State.Running)
-
-	executors, err := kubelet.AddExecutors(ctx, "driver", 2)
-	require.NoError(t, err)
-	require.Len(t, executors, 2)
-
-	require.NoError(t, client.CoreV1().Pods(ns).Delete(ctx, "driver", metav1.DeleteOptions{}))
-	pod, err = client.CoreV1().Pods(ns).Get(ctx, "driver", metav1.GetOptions{})
-	require.NoError(t, err, "a running pod is deleted gracefully")
-	assert.NotNil(t, pod.DeletionTimestamp)
-	waitForPod(t, client, ns, "driver", func(p *corev1.Pod) bool { return p == nil })
-	for _, name := range executors {
-		waitForPod(t, client, ns, name, func(p *corev1.Pod) bool { return p == nil })
-	}
 }
 
 func TestGarbageCollectorCompletesForegroundDeletion(t *testing.T) {

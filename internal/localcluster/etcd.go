@@ -1,5 +1,3 @@
-//go:build e2e
-
 // Package harness runs a small Kubernetes control plane inside the test process, for the
 // end-to-end tests in test/e2e: an embedded etcd, a real API server (apiextensions-apiserver for
 // the CRDs plus core/v1 and networking/v1 from generic registry stores), a garbage collector, a
@@ -8,7 +6,7 @@
 //
 // Everything listens on 127.0.0.1 only, on ports picked at start, and stops when the context
 // passed to it ends or its Stop method is called.
-package harness
+package localcluster
 
 import (
 	"errors"
@@ -51,7 +49,7 @@ func startEtcdOnce(dir string) (*Etcd, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	ports, err := freeLoopbackPorts(2)
+	ports, err := FreeLoopbackPorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -91,9 +89,9 @@ func (e *Etcd) Stop() {
 	e.server.Close()
 }
 
-// freeLoopbackPorts asks the kernel for n free ports on 127.0.0.1. They are released before
+// FreeLoopbackPorts asks the kernel for n free ports on 127.0.0.1. They are released before
 // returning, so a caller that binds them later may lose a race; callers retry on that.
-func freeLoopbackPorts(n int) ([]int, error) {
+func FreeLoopbackPorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package harness
+package localcluster
 
 import (
 	"context"

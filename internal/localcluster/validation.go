@@ -1,6 +1,4 @@
-//go:build e2e
-
-package harness
+package localcluster
 
 import (
 	"fmt"
