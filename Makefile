@@ -8,9 +8,12 @@ E2EFLAGS       ?=
 
 .PHONY: run test bench lint generate build image chart-check e2e memload spark-images
 
-## run: start the hook server on :8080 (no cluster needed)
+## run: the local sandbox (bin/sparkhooks-local, docs/local.md): a one-node cluster where kubectl apply
+## runs sparkhooks and real Spark (simulated pods until `make spark-images`); RUNFLAGS passes flags
 run:
-	$(GO) run ./cmd/sparkhooks serve
+	$(GO) build -o bin/sparkhooks ./cmd/sparkhooks
+	$(GO) build -o bin/sparkhooks-local ./cmd/sparkhooks-local
+	bin/sparkhooks-local $(RUNFLAGS)
 
 ## test: unit, golden, schema and fuzz-seed tests
 test:

@@ -68,12 +68,15 @@ type APIServer struct {
 
 // StartAPIServer starts an API server on a free loopback port, storing in the etcd at etcdURL
 // and keeping its certificates and kubeconfig in dir. It returns once the server is ready.
-// servingIPs are addresses its certificate is valid for besides loopback: the address pods
+// addr is where it listens (a free loopback port when empty); servingIPs are addresses its certificate is valid for besides loopback: the address pods
 // reach it at, which in-cluster clients that connect by KUBERNETES_SERVICE_HOST verify.
-func StartAPIServer(ctx context.Context, dir, etcdURL string, servingIPs ...net.IP) (*APIServer, error) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
+func StartAPIServer(ctx context.Context, dir, etcdURL, addr string, servingIPs ...net.IP) (*APIServer, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	listener, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listening on loopback: %w", err)
+		return nil, fmt.Errorf("the API server cannot listen on %s: %w", addr, err)
 	}
 	tokens, logs := newServiceAccountTokens(), &logSources{}
 	server, err := newAPIServer(listener, dir, etcdURL, tokens, logs, servingIPs)

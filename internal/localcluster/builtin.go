@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -145,6 +146,16 @@ func builtinKinds() []builtinKind {
 			newList:   func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} },
 			hasStatus: true,
 		},
+		// What the chart gives a job namespace's spark account. Stored, not enforced: this API
+		// server authorizes every service account (see podaccess.go).
+		{
+			gvr: rbacv1.SchemeGroupVersion.WithResource("roles"), singular: "role", namespaced: true,
+			newObj: func() runtime.Object { return &rbacv1.Role{} }, newList: func() runtime.Object { return &rbacv1.RoleList{} },
+		},
+		{
+			gvr: rbacv1.SchemeGroupVersion.WithResource("rolebindings"), singular: "rolebinding", namespaced: true,
+			newObj: func() runtime.Object { return &rbacv1.RoleBinding{} }, newList: func() runtime.Object { return &rbacv1.RoleBindingList{} },
+		},
 		{
 			gvr: policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), singular: "poddisruptionbudget", namespaced: true,
 			newObj:    func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
@@ -157,7 +168,7 @@ func builtinKinds() []builtinKind {
 // builtinGroupVersions are the API group versions of the built-in kinds, core/v1 first.
 var builtinGroupVersions = []schema.GroupVersion{
 	corev1.SchemeGroupVersion, networkingv1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
-	autoscalingv2.SchemeGroupVersion, policyv1.SchemeGroupVersion,
+	autoscalingv2.SchemeGroupVersion, policyv1.SchemeGroupVersion, rbacv1.SchemeGroupVersion,
 }
 
 // newBuiltinScheme registers the built-in types under their versions and, because the generic
@@ -165,7 +176,7 @@ var builtinGroupVersions = []schema.GroupVersion{
 // the same Go type in both places makes that "conversion" a no-op.
 func newBuiltinScheme() (*runtime.Scheme, serializer.CodecFactory, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, networkingv1.AddToScheme, appsv1.AddToScheme, autoscalingv2.AddToScheme, policyv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, networkingv1.AddToScheme, appsv1.AddToScheme, autoscalingv2.AddToScheme, policyv1.AddToScheme, rbacv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, serializer.CodecFactory{}, err
 		}

@@ -40,9 +40,10 @@ import (
 	kjson "sigs.k8s.io/json"
 )
 
-// ContractController is a TEST HELPER, not Metacontroller and not a sparkhooks feature. It drives
-// hooks the way Metacontroller's CompositeController does, following its documented contract
-// (and its source, v4), so the end-to-end tests can run the real hooks against a real API server:
+// ContractController is a local stand-in for Metacontroller, not Metacontroller, for the
+// end-to-end tests and the sandbox (docs/local.md). It drives hooks the way Metacontroller's
+// CompositeController does, following its documented contract (and its source, v4), so the real
+// hooks run against a real API server:
 //
 //   - the finalizer metacontroller.io/compositecontroller-<name> while a finalize hook exists;
 //   - children claimed by controller owner reference and, with generateSelector, the

@@ -40,6 +40,8 @@ type EnvOptions struct {
 	CRDDir string
 	// GCResources are watched by the garbage collector, besides the built-in kinds.
 	GCResources []schema.GroupVersionResource
+	// Address is where the API server listens; empty is a free loopback port.
+	Address string
 	// ServingIPs are addresses besides loopback the API server's certificate is valid for (the
 	// address pods reach it at).
 	ServingIPs []net.IP
@@ -58,7 +60,7 @@ func StartEnv(ctx context.Context, opts EnvOptions) (env *Env, err error) {
 			etcd.Stop()
 		}
 	}()
-	api, err := StartAPIServer(ctx, opts.Dir, etcd.ClientURL, opts.ServingIPs...)
+	api, err := StartAPIServer(ctx, opts.Dir, etcd.ClientURL, opts.Address, opts.ServingIPs...)
 	if err != nil {
 		return nil, err
 	}
