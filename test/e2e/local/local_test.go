@@ -169,6 +169,34 @@ func TestMakeRunRunsSparkPi(t *testing.T) {
 	}
 }
 
+// TestSimulatedMode: without images (here: --simulate) the sandbox says it simulates, plays
+// SparkPi's phases to COMPLETED through the real hooks, and kubectl logs says nothing ran.
+func TestSimulatedMode(t *testing.T) {
+	sandbox, hooks := build(t)
+	s := start(t, sandbox, "--simulate", "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", t.TempDir())
+	defer func() {
+		_ = s.cmd.Process.Signal(syscall.SIGINT)
+		<-s.exited
+	}()
+	if !strings.Contains(s.output.String(), "Mode: SIMULATED") {
+		t.Fatalf("the sandbox does not announce simulated mode:\n%s", s.output)
+	}
+	if out, err := s.kubectl("apply", "-f", "examples/spark-pi.yaml"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	state := ""
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && state != "COMPLETED"; {
+		time.Sleep(500 * time.Millisecond)
+		state, _ = s.kubectl("get", "sparkapp", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
+	}
+	if state != "COMPLETED" {
+		t.Fatalf("simulated spark-pi is %q, want COMPLETED", state)
+	}
+	if logs, _ := s.kubectl("logs", "spark-pi-driver"); !strings.Contains(logs, "nothing was executed") {
+		t.Errorf("kubectl logs of a simulated driver: %q", logs)
+	}
+}
+
 // TestBadInputIsOneLine: what would fail half-way fails at once, with one line saying what to do,
 // and nothing keeps running.
 func TestBadInputIsOneLine(t *testing.T) {
