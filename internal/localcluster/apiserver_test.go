@@ -41,7 +41,7 @@ func runHarnessTests(m *testing.M) int {
 	RedirectLogs(logs)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	testEnv, err = StartEnv(ctx, EnvOptions{Dir: dir, CRDDir: "../../../crds"})
+	testEnv, err = StartEnv(ctx, EnvOptions{Dir: dir, CRDDir: "../../crds"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the harness cluster:", err)
 		return 1

@@ -32,7 +32,7 @@ const conflictApp = `{
 func TestStatusWriteSurvivesConflicts(t *testing.T) {
 	ns, _ := newTestNamespace(t)
 	cfg := testEnv.API.ClientConfig()
-	cc, err := LoadCompositeController("../../../metacontroller/sparkapplication-controller.yaml", "http://127.0.0.1:1")
+	cc, err := LoadCompositeController("../../metacontroller/sparkapplication-controller.yaml", "http://127.0.0.1:1")
 	require.NoError(t, err)
 	ctl, err := NewContractController(cfg, cc, ControllerOptions{Namespace: ns})
 	require.NoError(t, err)
