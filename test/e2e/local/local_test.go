@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -54,8 +55,32 @@ type started struct {
 	cmd        *exec.Cmd
 	kubeconfig string
 	upAfter    time.Duration
-	output     *strings.Builder
+	output     *lockedBuffer
 	exited     chan error
+}
+
+// lockedBuffer is the sandbox's output, written by the goroutine that reads it and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) WriteString(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func start(t *testing.T, binary string, args ...string) *started {
@@ -65,13 +90,13 @@ func start(t *testing.T, binary string, args ...string) *started {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &started{cmd: cmd, output: &strings.Builder{}, exited: make(chan error, 1)}
+	s := &started{cmd: cmd, output: &lockedBuffer{}, exited: make(chan error, 1)}
 	ready := make(chan string, 1)
 	go func() {
 		scanner := bufio.NewScanner(stdout)
