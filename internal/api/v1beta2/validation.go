@@ -212,8 +212,6 @@ func mavenCoordinate(s string, parts int) bool {
 	return len(fields) == parts && !slices.Contains(fields, "")
 }
 
-// forbiddenConf says why a Spark property may not be set in sparkConf, and what to use
-// instead; ok is false for properties the user may set.
 // StandaloneMaster is true for the URL of a standalone cluster's master, which a SparkApplication
 // may run its executors on instead of Kubernetes: spark://host:port, or several for standby
 // masters.
@@ -234,7 +232,12 @@ func StandaloneMaster(master string) bool {
 	return true
 }
 
+// forbiddenConf says why a Spark property may not be set in sparkConf, and what to use
+// instead; ok is false for properties the user may set.
 func forbiddenConf(key string) (instead string, ok bool) {
+	if oauthTokenKey(key) {
+		return "an OAuth token would make the driver act as another identity; it authenticates with its ServiceAccount (spec.driver.serviceAccount)", true
+	}
 	switch key {
 	case "spark.master":
 		return "sparkhooks sets it to the in-cluster API server; remove it, or name a standalone cluster's master (spark://<cluster>-master-svc:7077)", true
@@ -250,12 +253,15 @@ func forbiddenConf(key string) (instead string, ok bool) {
 		return "use spec.driver.serviceAccount", true
 	case "spark.kubernetes.authenticate.executor.serviceAccountName":
 		return "use spec.executor.serviceAccount", true
-	case "spark.kubernetes.authenticate.oauthToken", "spark.kubernetes.authenticate.oauthTokenFile",
-		"spark.kubernetes.authenticate.driver.oauthToken", "spark.kubernetes.authenticate.driver.oauthTokenFile",
-		"spark.kubernetes.authenticate.executor.oauthToken", "spark.kubernetes.authenticate.executor.oauthTokenFile":
-		return "the driver authenticates with its ServiceAccount; remove it", true
 	}
 	return "", false
+}
+
+// oauthTokenKey is any of Spark's OAuth token properties (spark.kubernetes.authenticate[.submission
+// |.driver|.driver.mounted].oauthToken[File]) and any other key of that shape.
+func oauthTokenKey(key string) bool {
+	return strings.HasPrefix(key, "spark.kubernetes.authenticate.") &&
+		(strings.HasSuffix(key, ".oauthToken") || strings.HasSuffix(key, ".oauthTokenFile"))
 }
 
 // sparkConf checks the properties the operator owns and the typed ones it reads back when the

@@ -187,6 +187,13 @@ func TestValidateSparkApplication(t *testing.T) {
 		}, []wantErr{{field.ErrorTypeForbidden, "spec.sparkConf[spark.kubernetes.authenticate.executor.serviceAccountName]", "use spec.executor.serviceAccount"}}},
 		{"oauth token in sparkConf", func(a *SparkApplication) { a.Spec.SparkConf["spark.kubernetes.authenticate.oauthTokenFile"] = "/t" },
 			[]wantErr{{field.ErrorTypeForbidden, "spec.sparkConf[spark.kubernetes.authenticate.oauthTokenFile]", "ServiceAccount"}}},
+		{"submission oauth token in sparkConf", func(a *SparkApplication) {
+			a.Spec.SparkConf["spark.kubernetes.authenticate.submission.oauthToken"] = "t"
+		},
+			[]wantErr{{field.ErrorTypeForbidden, "spec.sparkConf[spark.kubernetes.authenticate.submission.oauthToken]", "another identity"}}},
+		{"mounted driver oauth token file in sparkConf", func(a *SparkApplication) {
+			a.Spec.SparkConf["spark.kubernetes.authenticate.driver.mounted.oauthTokenFile"] = "/var/run/token"
+		}, []wantErr{{field.ErrorTypeForbidden, "spec.sparkConf[spark.kubernetes.authenticate.driver.mounted.oauthTokenFile]", "another identity"}}},
 		{"other namespace in sparkConf", func(a *SparkApplication) { a.Spec.SparkConf["spark.kubernetes.namespace"] = "default" },
 			[]wantErr{{field.ErrorTypeInvalid, "spec.sparkConf[spark.kubernetes.namespace]", `runs in namespace "spark-jobs"`}}},
 		{"bad memory in sparkConf", func(a *SparkApplication) { a.Spec.SparkConf["spark.driver.memory"] = "1.5g" },
