@@ -1,6 +1,10 @@
 package metacontroller
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // LastAppliedAnnotation is where Metacontroller keeps a child as the hook answered it when it
 // created or last updated the child.
@@ -22,11 +26,14 @@ func AsAnswered(raw []byte) map[string]any {
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil
 	}
-	if answered := recordedAnswer(obj); answered != nil {
-		return answered
-	}
 	md, _ := obj["metadata"].(map[string]any)
 	ann, _ := md["annotations"].(map[string]any)
+	if applied, ok := ann[LastAppliedAnnotation].(string); ok {
+		var answered map[string]any
+		if json.Unmarshal([]byte(applied), &answered) == nil && sameIdentity(answered, obj) {
+			return answered
+		}
+	}
 	delete(obj, "status")
 	if md != nil {
 		for _, f := range serverFields {
@@ -50,26 +57,18 @@ func sameIdentity(a, b map[string]any) bool {
 	return a["kind"] == b["kind"] && a["apiVersion"] == b["apiVersion"] && name(a) != nil && name(a) == name(b)
 }
 
-// Answered is the answer Metacontroller recorded on an observed child when it applied it, nil
-// when the child carries none (made by an older Metacontroller, or adopted).
-func Answered(raw []byte) map[string]any {
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil
-	}
-	return recordedAnswer(obj)
-}
-
-func recordedAnswer(obj map[string]any) map[string]any {
-	md, _ := obj["metadata"].(map[string]any)
-	ann, _ := md["annotations"].(map[string]any)
-	applied, ok := ann[LastAppliedAnnotation].(string)
+// AnsweredPod is the Pod Metacontroller recorded in the last-applied annotation of the observed
+// Pod name when it applied it, typed, nil when the annotations hold no answer for that Pod. It
+// reads the annotations the caller decoded already: the hooks call it on every sync of a running
+// application, where decoding the whole observed Pod again would cost more than the sync itself.
+func AnsweredPod(name string, annotations map[string]string) *corev1.Pod {
+	applied, ok := annotations[LastAppliedAnnotation]
 	if !ok {
 		return nil
 	}
-	var answered map[string]any
-	if json.Unmarshal([]byte(applied), &answered) != nil || !sameIdentity(answered, obj) {
+	pod := &corev1.Pod{}
+	if json.Unmarshal([]byte(applied), pod) != nil || pod.Kind != "Pod" || pod.Name != name {
 		return nil
 	}
-	return answered
+	return pod
 }

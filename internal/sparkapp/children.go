@@ -88,7 +88,7 @@ func (d *decider) attemptDriverPod(built string) any {
 	if pod == nil || pod.Metadata.Labels[driver.LabelSubmissionID] != d.status.SubmissionID {
 		return nil
 	}
-	if answered := metacontroller.Answered(d.in.children[keyPod][built]); answered != nil {
+	if answered := metacontroller.AnsweredPod(built, pod.Metadata.Annotations); answered != nil {
 		return answered
 	}
 	return nil

@@ -52,6 +52,7 @@ type podView struct {
 	Metadata struct {
 		Name              string            `json:"name"`
 		Labels            map[string]string `json:"labels"`
+		Annotations       map[string]string `json:"annotations"`
 		CreationTimestamp metav1.Time       `json:"creationTimestamp"`
 		DeletionTimestamp *metav1.Time      `json:"deletionTimestamp"`
 	} `json:"metadata"`
