@@ -92,6 +92,7 @@ var sparkApplicationChildren = []childResourceRule{
 	child("v1", "configmaps", "OnDelete"),
 	child("v1", "services", "InPlace"),
 	child("networking.k8s.io/v1", "ingresses", "InPlace"),
+	child("networking.k8s.io/v1", "networkpolicies", "InPlace"),
 }
 
 var (

@@ -50,6 +50,9 @@ type Options struct {
 	// registration declares them as a child type, which is the operator's switch for them
 	// (Kubeflow's --enable-driver-pdb).
 	DriverPDBs bool
+	// NetworkPolicies says that Spark's executor NetworkPolicy (Spark 4.2 and later) may be
+	// built: the controller registration declares NetworkPolicies as a child type.
+	NetworkPolicies bool
 }
 
 // Objects are the children of one attempt. Optional ones are nil or empty.
@@ -58,9 +61,10 @@ type Objects struct {
 	PodGroup      *unstructured.Unstructured
 	DriverPod     *corev1.Pod
 	DriverPDB     *policyv1.PodDisruptionBudget
-	ConfigMap     *corev1.ConfigMap // spark.properties and the executor pod template
-	MetricsConfig *corev1.ConfigMap // Prometheus metrics.properties and JMX exporter rules
-	DriverService *corev1.Service   // headless; executors reach the driver through it
+	NetworkPolicy *networkingv1.NetworkPolicy // Spark 4.2's: only the application reaches its executors
+	ConfigMap     *corev1.ConfigMap           // spark.properties and the executor pod template
+	MetricsConfig *corev1.ConfigMap           // Prometheus metrics.properties and JMX exporter rules
+	DriverService *corev1.Service             // headless; executors reach the driver through it
 	UIService     *corev1.Service
 	UIIngress     *networkingv1.Ingress
 	// PortServices and PortIngresses expose spec.driverIngressOptions, in spec order.
@@ -70,13 +74,16 @@ type Objects struct {
 
 // List returns the objects in a fixed order, as Metacontroller children.
 func (o *Objects) List() []any {
-	out := make([]any, 0, 8+len(o.PortServices)+len(o.PortIngresses))
+	out := make([]any, 0, 9+len(o.PortServices)+len(o.PortIngresses))
 	if o.PodGroup != nil {
 		out = append(out, o.PodGroup)
 	}
 	out = append(out, o.DriverPod)
 	if o.DriverPDB != nil {
 		out = append(out, o.DriverPDB)
+	}
+	if o.NetworkPolicy != nil {
+		out = append(out, o.NetworkPolicy)
 	}
 	out = append(out, o.ConfigMap)
 	if o.MetricsConfig != nil {
@@ -143,6 +150,7 @@ func Build(app *v1beta2.SparkApplication, sub Submission, opts Options) (*Object
 	}
 	b.driverService()
 	b.driverPDB()
+	b.executorNetworkPolicy()
 	return &b.objs, nil
 }
 

@@ -322,6 +322,12 @@ func (b *builder) featureStepProperties() {
 	}
 	c.set("spark.kubernetes.resource.type", resourceType)
 	c.setIfAbsent("spark.kubernetes.executor.podNamePrefix", b.executorPodNamePrefix())
+	// From Spark 4.1 a driver that dies of an exception writes it to its own Pod as the
+	// spark.exit-exception annotation, where the status reads it (sparkapp.failureCause): a
+	// user sees why in kubectl get. Off by default in Spark; the Apache operator turns it on too.
+	if b.version.atLeast(4, 1) {
+		c.setIfAbsent("spark.kubernetes.driver.annotateExitException", "true")
+	}
 }
 
 // executorPodNamePrefix names executors <app>-<8 hex of the attempt>-exec-<n>: recognisable,

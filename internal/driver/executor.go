@@ -3,6 +3,7 @@ package driver
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -51,6 +52,7 @@ func (b *builder) executorTemplate() error {
 	ensureSparkContainer(pod, ExecutorContainerName)
 	mutate.ApplyCustomization(pod, c)
 	pod.Labels = labels
+	b.executorPrivilegeEscalation()
 	if memoryLimit != nil {
 		// Spark sets the executors' memory limit itself, over the template's; the webhook
 		// applies this one after Spark.
@@ -70,6 +72,21 @@ func (b *builder) executorTemplate() error {
 	b.conf.set("spark.kubernetes.executor.podTemplateFile", podTemplateDir+"/"+podTemplateFile)
 	b.conf.set("spark.kubernetes.executor.podTemplateContainerName", ExecutorContainerName)
 	return nil
+}
+
+// executorPrivilegeEscalation keeps an explicit spec.executor.securityContext.
+// allowPrivilegeEscalation on Spark 4.3, whose executor builder overrides the template's value
+// with spark.kubernetes.executor.securityContext.allowPrivilegeEscalation (default false): the
+// spec's value becomes that property unless the user set the property.
+func (b *builder) executorPrivilegeEscalation() {
+	sc := b.spec.Executor.SecurityContext
+	if !b.version.atLeast(4, 3) || sc == nil || sc.AllowPrivilegeEscalation == nil {
+		return
+	}
+	if b.conf.get("spark.kubernetes.executor.securityContext.allowPrivilegeEscalation") != "" {
+		return
+	}
+	b.conf.set("spark.kubernetes.executor.securityContext.allowPrivilegeEscalation", strconv.FormatBool(*sc.AllowPrivilegeEscalation))
 }
 
 // ensureSparkContainer makes sure a template has the role's Spark container: the one with its

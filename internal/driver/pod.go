@@ -85,6 +85,7 @@ func (b *builder) driverPod() error {
 	d.driverCommand()
 	d.podTemplateVolume()
 	d.customize()
+	d.privilegeEscalation()
 	d.localDirs()
 	d.confVolume()
 	b.objs.DriverPod = pod
@@ -360,6 +361,35 @@ func (d *driverPodBuild) podTemplateVolume() {
 // with the webhook's rules.
 func (d *driverPodBuild) customize() {
 	mutate.ApplyCustomization(d.pod, d.customization(d.driverRole()))
+}
+
+// privilegeEscalation follows Spark 4.3, whose BasicDriverFeatureStep sets the driver
+// container's allowPrivilegeEscalation from spark.kubernetes.driver.securityContext.
+// allowPrivilegeEscalation (falling back to spark.kubernetes.securityContext.
+// allowPrivilegeEscalation, default false), over the template's. spec.driver.securityContext is
+// applied after Spark, as Kubeflow's webhook does, so a value it sets explicitly decides.
+func (d *driverPodBuild) privilegeEscalation() {
+	if !d.version.atLeast(4, 3) {
+		return
+	}
+	if sc := d.spec.Driver.SecurityContext; sc != nil && sc.AllowPrivilegeEscalation != nil {
+		return
+	}
+	ctr := d.container()
+	if ctr.SecurityContext == nil {
+		ctr.SecurityContext = &corev1.SecurityContext{}
+	}
+	allow := allowPrivilegeEscalation(d.conf, "driver")
+	ctr.SecurityContext.AllowPrivilegeEscalation = &allow
+}
+
+// allowPrivilegeEscalation is Spark 4.3's setting for a role's containers.
+func allowPrivilegeEscalation(c properties, role string) bool {
+	v := firstNonEmpty(
+		c.get("spark.kubernetes."+role+".securityContext.allowPrivilegeEscalation"),
+		c.get("spark.kubernetes.securityContext.allowPrivilegeEscalation"),
+	)
+	return strings.EqualFold(strings.TrimSpace(v), "true")
 }
 
 // localDirs is Spark's LocalDirsFeatureStep: scratch space for shuffle and spill, unless the

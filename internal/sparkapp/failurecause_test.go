@@ -56,3 +56,24 @@ ValueError: invalid literal for int() with base 10: 'abc'
 		})
 	}
 }
+
+func TestExitExceptionCause(t *testing.T) {
+	for _, tc := range []struct {
+		name, annotation, want string
+	}{
+		{"no annotation", "", ""},
+		{"an exception alone", "java.lang.NumberFormatException: For input string: \"abc\"\n\tat java.base/java.lang.Integer.parseInt(Integer.java:668)\n",
+			"java.lang.NumberFormatException: For input string: \"abc\""},
+		{"the root cause is the last Caused by", "org.apache.spark.SparkException: Job aborted.\n\tat x\nCaused by: org.apache.spark.SparkException: Task failed\n\tat y\nCaused by: java.io.IOException: disk full\n\tat z",
+			"org.apache.spark.SparkException: Job aborted.; caused by java.io.IOException: disk full"},
+		{"leading blank lines", "\n\n  java.lang.IllegalStateException: boom\n", "java.lang.IllegalStateException: boom"},
+		{"bounded on a character boundary", "java.lang.IllegalStateException: " + strings.Repeat("é", maxCause),
+			"java.lang.IllegalStateException: " + strings.Repeat("é", (maxCause-len("java.lang.IllegalStateException: "))/2) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := exitExceptionCause(tc.annotation); got != tc.want {
+				t.Errorf("exitExceptionCause:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +86,13 @@ func finishedFor(d time.Duration) func(w *world) {
 	}
 }
 
+// spark43 is SparkPi on Spark 4.3: spark-submit there creates the executor NetworkPolicy (4.2),
+// the driver annotates its exit exception (4.1), and containers may not escalate privileges.
+var spark43 = strings.NewReplacer("3.5.3", "4.3.0", "_2.12", "_2.13").Replace(sparkPi)
+
+// networkPolicies declares NetworkPolicies as children, as the chart's registration does.
+func networkPolicies(w *world) { w.children[keyNetworkPolicy] = map[string]map[string]any{} }
+
 const onFailure = "    type: OnFailure\n    onFailureRetries: 2\n    onFailureRetryInterval: 10\n    onSubmissionFailureRetries: 1\n    onSubmissionFailureRetryInterval: 20\n"
 
 func goldenCases() []goldenCase {
@@ -149,6 +157,21 @@ func goldenCases() []goldenCase {
 				"\tat java.base/java.lang.Integer.parseInt(Integer.java:668)\n" +
 				"\tat org.apache.spark.examples.SparkPi$.main(SparkPi.scala:31)\n" +
 				"26/11/24 13:30:02 INFO ShutdownHookManager: Shutdown hook called\n"
+		})},
+		{name: "new-spark-4.3", setup: then(fresh(spark43), networkPolicies)},
+		// The registration does not declare NetworkPolicies: Spark 4.3 without its policy.
+		{name: "new-spark-4.3-no-networkpolicy-child", setup: fresh(spark43)},
+		{name: "failed-spark-4.3-exit-exception", setup: then(runningFrom(then(fresh(spark43), networkPolicies), 2), func(w *world) {
+			w.driverExited(1, "Error")
+			metadata := w.driverPod()["metadata"].(map[string]any)
+			metadata["annotations"] = map[string]any{exitExceptionAnnotation: "java.lang.IllegalStateException: table sales.orders not found\n" +
+				"\tat org.example.Etl$.main(Etl.scala:12)\n" +
+				"Caused by: java.io.FileNotFoundException: s3a://lake/sales/orders/_delta_log\n" +
+				"\tat org.apache.hadoop.fs.s3a.S3AFileSystem.getFileStatus(S3AFileSystem.java:3866)\n"}
+		})},
+		{name: "completed-spark-4.3-networkpolicy-released", setup: then(runningFrom(then(fresh(spark43), networkPolicies), 2), func(w *world) {
+			w.driverExited(0, "Completed")
+			w.settle()
 		})},
 		{name: "running-driver-from-older-release", setup: then(running(sparkPi, 2), builtByOlderRelease)},
 		{name: "failed-oomkilled", setup: then(running(sparkPi, 2), func(w *world) { w.driverExited(137, "OOMKilled") })},

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -129,10 +130,52 @@ func (o *driverObservation) terminated(pod *podView, spark *corev1.ContainerStat
 		if t.Reason != "" {
 			o.message += ", reason " + t.Reason
 		}
-		if cause := failureCause(t.Message); cause != "" {
+		cause := exitExceptionCause(pod.Metadata.Annotations[exitExceptionAnnotation])
+		if cause == "" {
+			cause = failureCause(t.Message)
+		}
+		if cause != "" {
 			o.message += ": " + cause
 		}
 	}
+}
+
+// exitExceptionAnnotation is where a Spark 4.1+ driver with
+// spark.kubernetes.driver.annotateExitException writes the exception it died of (the driver
+// builder turns that on): the exception's text with its stack trace, up to 64 KiB.
+const exitExceptionAnnotation = "spark.exit-exception"
+
+// exitExceptionCause reads a driver's exit-exception annotation: its first line, the exception,
+// and its root cause, the last "Caused by:" line. Empty when there is no annotation.
+func exitExceptionCause(stack string) string {
+	var exception, rootCause string
+	for _, line := range strings.Split(stack, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+		case exception == "":
+			exception = line
+		case strings.HasPrefix(line, "Caused by: "):
+			rootCause = strings.TrimPrefix(line, "Caused by: ")
+		}
+	}
+	cause := exception
+	if rootCause != "" && rootCause != exception {
+		cause += "; caused by " + rootCause
+	}
+	return boundCause(cause)
+}
+
+// boundCause cuts a cause to maxCause bytes, on a character boundary.
+func boundCause(cause string) string {
+	if len(cause) <= maxCause {
+		return cause
+	}
+	cut := maxCause
+	for cut > 0 && !utf8.RuneStart(cause[cut]) {
+		cut--
+	}
+	return cause[:cut] + "…"
 }
 
 // maxCause bounds the cause taken from a termination message: a status is read by every
@@ -192,10 +235,7 @@ func failureCause(msg string) string {
 	default:
 		cause = lastError
 	}
-	if len(cause) > maxCause {
-		cause = cause[:maxCause] + "…"
-	}
-	return cause
+	return boundCause(cause)
 }
 
 var (

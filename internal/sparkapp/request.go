@@ -26,11 +26,13 @@ var (
 	keyCoschedulingPodGroup = metacontroller.Key("PodGroup", "scheduling.x-k8s.io/v1alpha1")
 	// keyPDB is declared only where the operator enables driver PodDisruptionBudgets.
 	keyPDB = metacontroller.Key("PodDisruptionBudget", "policy/v1")
+	// keyNetworkPolicy is declared where the operator builds Spark 4.2's executor NetworkPolicy.
+	keyNetworkPolicy = metacontroller.Key("NetworkPolicy", "networking.k8s.io/v1")
 )
 
 // childKeys are the child types whose presence delays a new attempt: a new attempt reuses the
 // driver Pod and Service names, so the old ones must be gone first.
-var childKeys = []string{keyPodGroup, keyCoschedulingPodGroup, keyPod, keyPDB, keyConfigMap, keyService, keyIngress}
+var childKeys = []string{keyPodGroup, keyCoschedulingPodGroup, keyPod, keyPDB, keyNetworkPolicy, keyConfigMap, keyService, keyIngress}
 
 // requestErrorf is a metacontroller.RequestError: the request cannot be understood.
 func requestErrorf(format string, args ...any) error {

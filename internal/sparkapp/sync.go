@@ -309,14 +309,15 @@ func (d *decider) failSpec(reason, msg string) {
 	d.decision.ValidationFailed = d.decision.ValidationFailed || reason == reasonInvalidSpec
 }
 
-// buildOptions are the operator's build settings for this request: PodGroups and driver
-// PodDisruptionBudgets only where the controller registration declares them, which the request
+// buildOptions are the operator's build settings for this request: PodGroups, driver
+// PodDisruptionBudgets and executor NetworkPolicies only where the controller registration declares them, which the request
 // shows by carrying the child type.
 func (d *decider) buildOptions() driver.Options {
 	opts := d.cfg.Driver
 	_, opts.VolcanoPodGroups = d.in.children[keyPodGroup]
 	_, opts.SchedulerPluginsPodGroups = d.in.children[keyCoschedulingPodGroup]
 	_, opts.DriverPDBs = d.in.children[keyPDB]
+	_, opts.NetworkPolicies = d.in.children[keyNetworkPolicy]
 	return opts
 }
 
@@ -514,10 +515,11 @@ func (d *decider) terminal() {
 		d.removeCondition(condExpired)
 	}
 	// A finished attempt keeps its driver Pod for its logs, but nothing needs protecting from
-	// evictions or gang-scheduling any more (Kubeflow too deletes the PodGroup on termination).
+	// evictions or gang-scheduling any more (Kubeflow too deletes the PodGroup on termination),
+	// and no executor of it serves blocks any more, so its NetworkPolicy goes too.
 	keep := func(key string, pod *podView) bool {
 		switch key {
-		case keyPDB, keyPodGroup, keyCoschedulingPodGroup:
+		case keyPDB, keyNetworkPolicy, keyPodGroup, keyCoschedulingPodGroup:
 			return false
 		case keyPod:
 			return !release && terminatedPod(pod)
