@@ -62,7 +62,7 @@ memload:
 e2e: spark-images
 	$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 30m ./internal/localcluster/... ./test/e2e/...
 
-## spark-images: local stand-ins for the apache/spark 3.5.3 and 4.0.1 images (filesystem layers
+## spark-images: local stand-ins for the apache/spark 3.5.3, 4.0.1 and 4.3.0 images (filesystem layers
 ## over the host's root, and images.json) plus the Spark Connect and Kubeflow SDK client venvs, in
 ## .cache/spark-images (SPARK_IMAGES_DIR); see hack/spark-images/README.md
 spark-images:

@@ -80,6 +80,47 @@ spec:
 	t.Logf("errorMessage: %s", msg)
 }
 
+// TestExitExceptionOnSpark43 runs a Spark 4.3 driver whose main method throws: the driver writes
+// the exception on its own Pod (spark.kubernetes.driver.annotateExitException, which sparkhooks
+// sets from 4.1) and the status says it.
+func TestExitExceptionOnSpark43(t *testing.T) {
+	n := newNamespace(t, "exit")
+	n.apply(`apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: bad-argument
+spec:
+  type: Scala
+  sparkVersion: 4.3.0
+  image: apache/spark:4.3.0
+  mainClass: org.apache.spark.examples.SparkPi
+  mainApplicationFile: local:///opt/spark/examples/jars/spark-examples_2.13-4.3.0.jar
+  arguments: ["not-a-number"]
+  driver:
+    cores: 1
+    memory: 512m
+    serviceAccount: spark
+  executor:
+    instances: 1
+    cores: 1
+    memory: 512m
+`)
+	app := n.waitAppState("bad-argument", "FAILED", appTimeout)
+	driver, err := n.pod(nestedString(app, "status", "driverInfo", "podName"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const exception = `java.lang.NumberFormatException: For input string: "not-a-number"`
+	if annotation := driver.Annotations["spark.exit-exception"]; !strings.HasPrefix(annotation, exception) {
+		t.Errorf("driver annotation spark.exit-exception = %q, want the exception %s with its stack", tail(annotation, 5), exception)
+	}
+	msg := nestedString(app, "status", "applicationState", "errorMessage")
+	if !strings.HasSuffix(msg, ": "+exception) {
+		t.Errorf("errorMessage %q does not end with the exception %s", msg, exception)
+	}
+	t.Logf("errorMessage: %s", msg)
+}
+
 // TestSparkUI reads the Spark UI's REST API through the application's UI Service while SparkPi
 // runs, as a user's port-forward or Ingress would.
 func TestSparkUI(t *testing.T) {

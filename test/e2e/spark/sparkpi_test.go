@@ -4,12 +4,15 @@ package spark
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,6 +30,8 @@ type executorRecorder struct {
 	mu        sync.Mutex
 	executors map[string]*corev1.Pod
 	states    map[string]any
+	// policy is the application's executor NetworkPolicy (Spark 4.2+) as first seen.
+	policy *networkingv1.NetworkPolicy
 }
 
 func newExecutorRecorder(n *namespace, app string) *executorRecorder {
@@ -42,6 +47,13 @@ func (r *executorRecorder) observe() {
 			if _, seen := r.executors[pod.Name]; !seen && pod.Status.Phase == corev1.PodRunning {
 				r.executors[pod.Name] = &pod
 			}
+		}
+		r.mu.Unlock()
+	}
+	if policy, err := r.n.core.NetworkingV1().NetworkPolicies(r.n.name).Get(context.Background(), r.app+"-policy", metav1.GetOptions{}); err == nil {
+		r.mu.Lock()
+		if r.policy == nil {
+			r.policy = policy
 		}
 		r.mu.Unlock()
 	}
@@ -64,6 +76,7 @@ func TestSparkPi(t *testing.T) {
 	}{
 		{"spark-pi.yaml", "spark-pi", "3.5.3", executorWant{memory: "512m", request: "896Mi", labels: map[string]string{"version": "3.5.3"}}},
 		{"spark-pi-spark4.yaml", "spark-pi-spark4", "4.0.1", executorWant{memory: "1024m", request: "1408Mi"}},
+		{"spark-pi-spark43.yaml", "spark-pi-spark43", "4.3.0", executorWant{memory: "1024m", request: "1408Mi", noEscalation: true}},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			n := newNamespace(t, "pi")
@@ -82,7 +95,52 @@ func TestSparkPi(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkExecutors(t, executors, app, driver, tc.executor)
+			if tc.executor.noEscalation {
+				checkSpark43(t, n, executors, app, driver)
+			}
 		})
+	}
+}
+
+// checkSpark43 checks what sparkhooks does as spark-submit of Spark 4.2 and 4.3 would: the
+// executor NetworkPolicy while the application ran, released with it, and a driver container
+// that may not escalate privileges.
+func checkSpark43(t *testing.T, n *namespace, r *executorRecorder, app *unstructured.Unstructured, driver *corev1.Pod) {
+	t.Helper()
+	appID := nestedString(app, "status", "sparkApplicationId")
+	r.mu.Lock()
+	policy := r.policy
+	r.mu.Unlock()
+	if policy == nil {
+		t.Errorf("NetworkPolicy %s-policy was never seen while the application ran", app.GetName())
+	} else {
+		want := map[string]string{"spark-role": "executor", "spark-app-selector": appID}
+		if got := policy.Spec.PodSelector.MatchLabels; !maps.Equal(got, want) {
+			t.Errorf("NetworkPolicy selects %v, want %v", got, want)
+		}
+		if len(policy.Spec.Ingress) != 1 || len(policy.Spec.Ingress[0].From) != 1 || policy.Spec.Ingress[0].From[0].PodSelector == nil ||
+			!maps.Equal(policy.Spec.Ingress[0].From[0].PodSelector.MatchLabels, map[string]string{"spark-app-selector": appID}) {
+			t.Errorf("NetworkPolicy ingress %+v, want only from pods labelled spark-app-selector=%s", policy.Spec.Ingress, appID)
+		}
+		if !ownerNamed(policy.OwnerReferences, "SparkApplication", app.GetName(), app.GetUID()) {
+			t.Errorf("NetworkPolicy owners %+v do not name the SparkApplication", policy.OwnerReferences)
+		}
+	}
+	// The completed attempt releases it (in the sync after the one that records COMPLETED).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := n.core.NetworkingV1().NetworkPolicies(n.name).Get(context.Background(), app.GetName()+"-policy", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("NetworkPolicy %s-policy still there 30s after the application completed (%v)", app.GetName(), err)
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if c := namedContainer(driver, "spark-kubernetes-driver"); c == nil || c.SecurityContext == nil || c.SecurityContext.AllowPrivilegeEscalation == nil || *c.SecurityContext.AllowPrivilegeEscalation {
+		t.Errorf("driver container security context %+v, want allowPrivilegeEscalation false", c)
 	}
 }
 
@@ -91,6 +149,8 @@ type executorWant struct {
 	memory  string // SPARK_EXECUTOR_MEMORY
 	request string // the memory request: memory plus overhead (10%, at least 384Mi)
 	labels  map[string]string
+	// noEscalation: Spark 4.3 sets allowPrivilegeEscalation false on the executors itself.
+	noEscalation bool
 }
 
 // checkExecutors checks the executor pods the real driver created from our pod template and
@@ -150,6 +210,9 @@ func checkExecutors(t *testing.T, r *executorRecorder, app *unstructured.Unstruc
 		if got := c.Resources.Requests.Cpu().String(); got != "1" {
 			t.Errorf("executor %s: cpu request %s, want 1", name, got)
 		}
+		if want.noEscalation && (c.SecurityContext == nil || c.SecurityContext.AllowPrivilegeEscalation == nil || *c.SecurityContext.AllowPrivilegeEscalation) {
+			t.Errorf("executor %s: security context %+v, want allowPrivilegeEscalation false", name, c.SecurityContext)
+		}
 	}
 	if len(r.states) == 0 {
 		t.Errorf("status.executorState never listed an executor (executors seen: %d)", len(r.executors))
@@ -162,7 +225,11 @@ func checkExecutors(t *testing.T, r *executorRecorder, app *unstructured.Unstruc
 }
 
 func ownedBy(pod *corev1.Pod, kind, name string, uid types.UID) bool {
-	for _, ref := range pod.OwnerReferences {
+	return ownerNamed(pod.OwnerReferences, kind, name, uid)
+}
+
+func ownerNamed(refs []metav1.OwnerReference, kind, name string, uid types.UID) bool {
+	for _, ref := range refs {
 		if ref.Kind == kind && ref.Name == name && ref.UID == uid {
 			return true
 		}
@@ -171,8 +238,12 @@ func ownedBy(pod *corev1.Pod, kind, name string, uid types.UID) bool {
 }
 
 func executorContainer(pod *corev1.Pod) *corev1.Container {
+	return namedContainer(pod, "spark-kubernetes-executor")
+}
+
+func namedContainer(pod *corev1.Pod, name string) *corev1.Container {
 	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == "spark-kubernetes-executor" {
+		if pod.Spec.Containers[i].Name == name {
 			return &pod.Spec.Containers[i]
 		}
 	}
