@@ -144,7 +144,9 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 		return fmt.Errorf("starting the API server: %w", err)
 	}
 	sb.onStop(env.Stop)
-	hooks, err := localcluster.StartHookServer(startCtx, o.sparkhooks, filepath.Join(dir, "sparkhooks.log"))
+	// As the chart does: applications that name no service account run as the spark account
+	// the sandbox gives the default namespace.
+	hooks, err := localcluster.StartHookServer(startCtx, o.sparkhooks, filepath.Join(dir, "sparkhooks.log"), "--default-service-account", "spark")
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", o.sparkhooks, err)
 	}

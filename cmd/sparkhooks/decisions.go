@@ -43,6 +43,8 @@ func addDecisionFlags(f *envDefault, o *decisionOptions) {
 		"comma-separated kube-scheduler profiles that gang-schedule with the scheduler-plugins coscheduling plugin: an application whose batch scheduler is one of them gets a scheduling.x-k8s.io PodGroup (needs the registration to declare them)")
 	f.string(&o.spark.Driver.DefaultBatchScheduler, "default-batch-scheduler", "SPARKHOOKS_DEFAULT_BATCH_SCHEDULER", def.Driver.DefaultBatchScheduler,
 		"batch scheduler of applications whose spec.batchScheduler is empty: volcano, yunikorn or one of --kube-scheduler-names (empty: none)")
+	f.string(&o.spark.Driver.DefaultServiceAccount, "default-service-account", "SPARKHOOKS_DEFAULT_SERVICE_ACCOUNT", def.Driver.DefaultServiceAccount,
+		"service account of drivers and Spark Connect servers whose spec and template name none; their executors take it too (empty: the namespace's default)")
 	f.duration(&o.spark.SubmissionGrace, "submission-grace", "SPARKHOOKS_SUBMISSION_GRACE", def.SubmissionGrace,
 		"how long a submitted driver Pod may take to appear before the submission counts as failed")
 	f.duration(&o.spark.MissingDriverGrace, "missing-driver-grace", "SPARKHOOKS_MISSING_DRIVER_GRACE", def.MissingDriverGrace,
@@ -74,6 +76,11 @@ func (o decisionOptions) validate() error {
 	}
 	if err := validateBatchSchedulers(o.spark.Driver.KubeSchedulerNames, o.spark.Driver.DefaultBatchScheduler); err != nil {
 		return err
+	}
+	if sa := o.spark.Driver.DefaultServiceAccount; sa != "" {
+		if errs := validation.IsDNS1123Subdomain(sa); len(errs) > 0 {
+			return fmt.Errorf("--default-service-account %q is not a service account name: %s", sa, strings.Join(errs, "; "))
+		}
 	}
 	if o.spark.MaxTrackedExecutors <= 0 {
 		return fmt.Errorf("--max-tracked-executors must be > 0, got %d", o.spark.MaxTrackedExecutors)

@@ -25,6 +25,8 @@ func isGC(obj metav1.Object) bool {
 // operator default TTL reaches the server.
 func (c *renderedChart) gc() {
 	t := c.t
+	defaultSA, _ := c.arg("default-service-account")
+	assert.Equal(t, c.r.defaultServiceAccount, defaultSA, "--default-service-account: the value, else the chart's spark service account")
 	ttl, hasTTL := c.arg("default-time-to-live-seconds")
 	assert.Equal(t, c.r.defaultTTL != "", hasTTL, "--default-time-to-live-seconds only when the values set it")
 	assert.Equal(t, c.r.defaultTTL, ttl)

@@ -62,30 +62,34 @@ type rendering struct {
 	// ingressDefaults: the values set ui.ingressAnnotations and ui.ingressTLS.
 	ingressDefaults bool
 	defaultTTL      string // --default-time-to-live-seconds, "" when not given
-	gcDryRun        bool
+	// defaultServiceAccount: --default-service-account, "" when not given.
+	defaultServiceAccount string
+	gcDryRun              bool
 }
 
 var renderings = []rendering{
 	{
-		file:          "default.yaml",
-		jobNamespaces: []string{"default"},
+		file:                  "default.yaml",
+		jobNamespaces:         []string{"default"},
+		defaultServiceAccount: "spark",
 	},
 	{
-		file:             "all-features.yaml",
-		certManager:      true,
-		volcano:          true,
-		driverPDBs:       true,
-		schedulerPlugins: true,
-		serviceMonitor:   true,
-		networkPolicy:    true,
-		dashboards:       "monitoring",
-		ksm:              "monitoring",
-		ksmRBAC:          true,
-		goMemLimit:       "400MiB",
-		ingressDefaults:  true,
-		jobNamespaces:    []string{"spark-jobs", "analytics"},
-		defaultTTL:       "315360000",
-		gcDryRun:         true,
+		file:                  "all-features.yaml",
+		certManager:           true,
+		volcano:               true,
+		driverPDBs:            true,
+		schedulerPlugins:      true,
+		serviceMonitor:        true,
+		networkPolicy:         true,
+		dashboards:            "monitoring",
+		ksm:                   "monitoring",
+		ksmRBAC:               true,
+		goMemLimit:            "400MiB",
+		ingressDefaults:       true,
+		jobNamespaces:         []string{"spark-jobs", "analytics"},
+		defaultTTL:            "315360000",
+		defaultServiceAccount: "spark-runner",
+		gcDryRun:              true,
 	},
 }
 

@@ -50,6 +50,10 @@ type Options struct {
 	// registration declares them as a child type, which is the operator's switch for them
 	// (Kubeflow's --enable-driver-pdb).
 	DriverPDBs bool
+	// DefaultServiceAccount is the driver's service account when neither the spec nor the
+	// driver template names one (Kubeflow's --default-service-account). Executors then take it
+	// too, as Spark gives executors without an account of their own the driver's.
+	DefaultServiceAccount string
 	// NetworkPolicies says that Spark's executor NetworkPolicy (Spark 4.2 and later) may be
 	// built: the controller registration declares NetworkPolicies as a child type.
 	NetworkPolicies bool

@@ -118,6 +118,9 @@ func (b *builder) driverProperties() error {
 	c.setString("spark.driver.memory", d.Memory)
 	c.setString("spark.driver.memoryOverhead", d.MemoryOverhead)
 	c.setString("spark.kubernetes.authenticate.driver.serviceAccountName", d.ServiceAccount)
+	if def := b.opts.DefaultServiceAccount; def != "" && d.ServiceAccount == nil && (d.Template == nil || d.Template.Spec.ServiceAccountName == "") {
+		c.set("spark.kubernetes.authenticate.driver.serviceAccountName", def)
+	}
 	c.setString("spark.driver.extraJavaOptions", d.JavaOptions)
 	c.setString("spark.kubernetes.driver.master", d.KubernetesMaster)
 	c.setMap("spark.kubernetes.driver.annotation.", d.Annotations)

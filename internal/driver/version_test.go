@@ -106,3 +106,36 @@ func TestCurrentSparkDefaults(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultServiceAccount pins the precedence of the driver's service account: the spec, the
+// driver template, then the operator default (Kubeflow's --default-service-account), which goes
+// to spark.properties too so that executors take it, as Spark gives them the driver's account.
+func TestDefaultServiceAccount(t *testing.T) {
+	withDefault := Options{DefaultServiceAccount: "spark-default"}
+	driverSA := func(sa string) func(*v1beta2.SparkApplication) {
+		return func(app *v1beta2.SparkApplication) { app.Spec.Driver.ServiceAccount = ptr.To(sa) }
+	}
+	templateSA := func(sa string) func(*v1beta2.SparkApplication) {
+		return func(app *v1beta2.SparkApplication) {
+			app.Spec.Driver.Template = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{ServiceAccountName: sa}}
+		}
+	}
+	for _, tc := range []struct {
+		name            string
+		app             *v1beta2.SparkApplication
+		opts            Options
+		wantPod         string
+		wantPropertySet string
+	}{
+		{name: "none anywhere", app: newApp()},
+		{name: "the operator default", app: newApp(), opts: withDefault, wantPod: "spark-default", wantPropertySet: "spark-default"},
+		{name: "the spec wins", app: newApp(driverSA("etl"), templateSA("from-template")), opts: withDefault, wantPod: "etl", wantPropertySet: "etl"},
+		{name: "the template wins over the default", app: newApp(templateSA("from-template")), opts: withDefault, wantPod: "from-template"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := build(t, tc.app, tc.opts)
+			assert.Equal(t, tc.wantPod, objs.DriverPod.Spec.ServiceAccountName)
+			assert.Equal(t, tc.wantPropertySet, sparkProps(t, objs)["spark.kubernetes.authenticate.driver.serviceAccountName"])
+		})
+	}
+}

@@ -85,7 +85,10 @@ func executorsEdit(w *world) {
 func memoryInvalid(w *world) {
 	w.editSpec(func(s *v1alpha1.SparkConnectSpec) { s.Server.Memory = ptr.To("1Gi") })
 }
-func syncOnce(w *world)      { require.NoError(w.t, w.sync()) }
+func syncOnce(w *world) { require.NoError(w.t, w.sync()) }
+func defaultServiceAccount(w *world) {
+	w.cfg.Driver.DefaultServiceAccount = "spark-default"
+}
 func serverGone(w *world)    { delete(w.children[keyPod], v1alpha1.ServerPodName(w.sc)) }
 func serverFailed(w *world)  { w.serverExited("Failed") }
 func statusLost(w *world)    { w.sc.Status = v1alpha1.SparkConnectStatus{} }
@@ -109,6 +112,17 @@ func goldenCases() []goldenCase {
         type: LoadBalancer
 `, 1))},
 		{name: "new-invalid", setup: then(fresh(connectYAML), memoryInvalid)},
+		// spec.server.serviceAccount wins over the template's and the operator default.
+		{name: "new-server-service-account", setup: then(fresh(strings.Replace(connectYAML, "    cores: 1\n", "    cores: 1\n    serviceAccount: notebook-server\n", 1)), defaultServiceAccount)},
+		// Neither the spec nor the template names one: the operator default.
+		{name: "new-default-service-account", setup: then(fresh(strings.Replace(connectYAML, "        serviceAccountName: spark\n", "        nodeSelector: {pool: notebooks}\n", 1)), defaultServiceAccount)},
+		// cores are the Pods' CPU requests and the limit properties their limits, as for a
+		// SparkApplication (Kubeflow #3112: cores did nothing there).
+		{name: "new-cores-and-limits", setup: fresh(strings.NewReplacer("    cores: 1\n", "    cores: 2\n", "  server:\n", `  sparkConf:
+    spark.kubernetes.driver.limit.cores: "2"
+    spark.kubernetes.executor.limit.cores: "3"
+  server:
+`).Replace(connectYAML))},
 		{name: "server-pending", setup: then(fresh(connectYAML), settled, func(w *world) { w.advance(5 * time.Second) })},
 		{name: "server-not-ready", setup: then(fresh(connectYAML), settled, func(w *world) { w.advance(10 * time.Second); w.serverRunning(false) })},
 		{name: "server-ready", setup: then(fresh(connectYAML), ready)},

@@ -64,6 +64,7 @@ func ServerApplication(sc *SparkConnect) *v1beta2.SparkApplication {
 	}
 	spec.Driver.SparkPodSpec = rolePodSpec(&sc.Spec.Server.SparkPodSpec, ServerContainer)
 	spec.Driver.PodName = ptr.To(ServerPodName(sc))
+	spec.Driver.ServiceAccount = sc.Spec.Server.ServiceAccount
 	spec.Executor.SparkPodSpec = rolePodSpec(&sc.Spec.Executor.SparkPodSpec, ExecutorContainer)
 	spec.Executor.Instances = sc.Spec.Executor.Instances
 	return &v1beta2.SparkApplication{

@@ -83,6 +83,11 @@ type SparkPodSpec struct {
 // ServerSpec is the Spark Connect server.
 type ServerSpec struct {
 	SparkPodSpec `json:",inline"`
+	// ServiceAccount is the server's service account, which also creates its executors. It wins
+	// over the template's serviceAccountName; without either, the operator's default
+	// (--default-service-account) applies.
+	// +optional
+	ServiceAccount *string `json:"serviceAccount,omitempty"`
 	// Service is the base of the server's Service: its name (default <name>-server), labels,
 	// annotations and type. The ports and the selector are the server's.
 	// +optional

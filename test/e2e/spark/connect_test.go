@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -99,6 +100,30 @@ func TestSparkConnect(t *testing.T) {
 	}
 	if running, _, _ := unstructured.NestedInt64(sc.Object, "status", "executors", "running"); running != 2 {
 		t.Errorf("status.executors.running = %d, want 2: %v", running, sc.Object["status"])
+	}
+
+	// server.cores and executor.cores are the Pods' CPU requests (Kubeflow #3112: they did
+	// nothing there); the executors' come from the real server's executor builder.
+	pods, err := n.core.CoreV1().Pods(n.name).List(context.Background(), metav1.ListOptions{LabelSelector: "sparkoperator.k8s.io/connect-name=spark-connect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]int{}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		role := pod.Labels["spark-role"]
+		c := namedContainer(pod, map[string]string{"driver": "spark-kubernetes-driver", "executor": "spark-kubernetes-executor"}[role])
+		if c == nil {
+			t.Errorf("pod %s (role %q) has no Spark container", pod.Name, role)
+			continue
+		}
+		roles[role]++
+		if got := c.Resources.Requests.Cpu().String(); got != "1" {
+			t.Errorf("%s %s: cpu request %s, want 1 (the example's cores)", role, pod.Name, got)
+		}
+	}
+	if roles["driver"] != 1 || roles["executor"] < 2 {
+		t.Errorf("pods of the SparkConnect by role: %v, want the server and its 2 executors", roles)
 	}
 }
 
