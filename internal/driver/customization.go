@@ -1,12 +1,9 @@
 package driver
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/mutate"
@@ -137,18 +134,9 @@ func hasVolumeNamed(list []corev1.Volume, name string) bool {
 	return false
 }
 
-// configMapVolumeName is <configMap>-vol when that is a valid volume name, and otherwise a
-// sanitised, hash-suffixed form, so that ConfigMaps with dots or long names can be mounted.
-func configMapVolumeName(configMap string) string {
-	name := configMap + "-vol"
-	if len(validation.IsDNS1123Label(name)) == 0 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(configMap))
-	base := sanitizeLabelValue(configMap)
-	suffix := "-" + hex.EncodeToString(sum[:])[:shortHashLen] + "-vol"
-	if len(base)+len(suffix) > maxLabelName {
-		base = strings.TrimRight(base[:maxLabelName-len(suffix)], "-")
-	}
-	return base + suffix
-}
+// configMapVolumeName is <configMap>-vol when that is a valid volume name (a DNS-1123 label),
+// and otherwise the sanitised, cut and hash-suffixed form, so that ConfigMaps with dots, capitals
+// or long names can be mounted. Kubeflow's rule (#3099) only replaces dots and cuts; ours also
+// maps every other character a label refuses, and hashes the full name so that app.config and
+// app-config never share a volume.
+func configMapVolumeName(configMap string) string { return boundedVolumeName(configMap, "-vol") }
