@@ -138,7 +138,7 @@ build_root() {
     {
       printf '%s\n' "$version $scala $sum $jdk $jdk_version $home $locale_alias $image_uid"
       cat "$here/build.sh" "$here/entrypoint.sh" "$here"/sbin/*.sh "$here"/examples/*.java \
-        "$here/examples/pi.py" /etc/passwd /etc/group
+        "$here/examples/pi.py" "$here"/tests/*.py /etc/passwd /etc/group
     } | sha256sum | cut -d' ' -f1
   )
   if [ -d "$root" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
@@ -178,14 +178,19 @@ build_root() {
   # Our start/stop scripts for the standalone daemons, next to the release's spark-daemon.sh.
   install -m 0755 "$here"/sbin/*.sh "$spark/sbin/"
 
+  # SparkPi and JavaSparkPi are what users run; the others are the programs Spark's Kubernetes
+  # integration tests run (test/e2e/spark/integration_test.go), all our own code.
   step "layer $name: compile the examples against Spark $version, jar spark-examples_$scala-$version.jar"
   mkdir -p "$work/classes"
   "$jdk/bin/javac" --release 17 -nowarn -encoding UTF-8 -cp "$spark/jars/*" -d "$work/classes" \
-    "$here/examples/SparkPi.java" "$here/examples/JavaSparkPi.java"
+    "$here"/examples/*.java
   "$jdk/bin/jar" --create --date=2025-01-01T00:00:00Z \
     --file "$spark/examples/jars/spark-examples_$scala-$version.jar" -C "$work/classes" .
   ln -s "spark-examples_$scala-$version.jar" "$spark/examples/jars/spark-examples.jar"
   install -m 0644 "$here/examples/pi.py" "$spark/examples/src/main/python/pi.py"
+  # The stock Python images carry Spark's integration-test programs in /opt/spark/tests.
+  mkdir -p "$spark/tests"
+  install -m 0644 "$here"/tests/*.py "$spark/tests/"
 
   step "layer $name: /opt/entrypoint.sh, /opt/java/openjdk -> $jdk, /etc/passwd and /etc/group"
   install -m 0755 "$here/entrypoint.sh" "$tmp/opt/entrypoint.sh"

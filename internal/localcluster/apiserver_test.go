@@ -181,6 +181,27 @@ func TestPodSpecIsImmutableAndStatusIsASubresource(t *testing.T) {
 	assert.Empty(t, pod.Labels, "the status subresource ignores everything but status")
 }
 
+// TestSecretStringDataIsFoldedIntoData: kubectl apply of a Secret written with stringData, as
+// users (and Spark's SecretsTestsSuite) write them, must give pods the keys in data.
+func TestSecretStringDataIsFoldedIntoData(t *testing.T) {
+	ns, client := newTestNamespace(t)
+	ctx := context.Background()
+	secret, err := client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "s"},
+		Data:       map[string][]byte{"username": []byte("old"), "kept": []byte("k")},
+		StringData: map[string]string{"username": "secretusername", "password": "secretpassword"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]byte{"username": []byte("secretusername"), "password": []byte("secretpassword"), "kept": []byte("k")}, secret.Data)
+	assert.Empty(t, secret.StringData, "stringData is write-only")
+
+	secret.StringData = map[string]string{"password": "rotated"}
+	secret, err = client.CoreV1().Secrets(ns).Update(ctx, secret, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []byte("rotated"), secret.Data["password"])
+	assert.Empty(t, secret.StringData)
+}
+
 func TestGarbageCollectorCompletesForegroundDeletion(t *testing.T) {
 	ns, client := newTestNamespace(t)
 	ctx := context.Background()

@@ -45,6 +45,9 @@ type builtinKind struct {
 	gracePeriod func(obj runtime.Object, requested *int64) int64
 	// prepareCreate normalises a new object (for pods: the initial Pending status).
 	prepareCreate func(obj runtime.Object)
+	// normalize is what the API server's conversion does to every object written, created or
+	// updated (for secrets: stringData folded into data).
+	normalize func(obj runtime.Object)
 	// selectableFields are the field selectors the kind supports besides metadata.name and
 	// metadata.namespace (kubectl get events --field-selector involvedObject.name=…).
 	selectableFields func(obj runtime.Object) fields.Set
@@ -91,6 +94,7 @@ func builtinKinds() []builtinKind {
 		{
 			gvr: core("secrets"), singular: "secret", namespaced: true,
 			newObj: func() runtime.Object { return &corev1.Secret{} }, newList: func() runtime.Object { return &corev1.SecretList{} },
+			normalize: func(obj runtime.Object) { foldStringData(obj.(*corev1.Secret)) },
 		},
 		{
 			gvr: core("services"), singular: "service", namespaced: true,
@@ -266,6 +270,9 @@ type kindStrategy struct {
 func (s *kindStrategy) NamespaceScoped() bool { return s.kind.namespaced }
 
 func (s *kindStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	if s.kind.normalize != nil {
+		s.kind.normalize(obj)
+	}
 	accessor, _ := meta.Accessor(obj)
 	accessor.SetGeneration(1)
 	if s.kind.prepareCreate != nil {
@@ -274,6 +281,9 @@ func (s *kindStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 }
 
 func (s *kindStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	if s.kind.normalize != nil && !s.statusOnly {
+		s.kind.normalize(obj)
+	}
 	if !s.kind.hasStatus {
 		return
 	}
@@ -471,4 +481,20 @@ func copyInto(dst, src runtime.Object) {
 	case *policyv1.PodDisruptionBudget:
 		*d = *src.(*policyv1.PodDisruptionBudget)
 	}
+}
+
+// foldStringData does what the API server's conversion of a written Secret does: stringData
+// is write-only, its entries win over data's, and it is never stored.
+func foldStringData(secret *corev1.Secret) {
+	if len(secret.StringData) == 0 {
+		secret.StringData = nil
+		return
+	}
+	if secret.Data == nil {
+		secret.Data = make(map[string][]byte, len(secret.StringData))
+	}
+	for k, v := range secret.StringData {
+		secret.Data[k] = []byte(v)
+	}
+	secret.StringData = nil
 }

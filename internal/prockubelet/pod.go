@@ -405,6 +405,7 @@ func (r *podRunner) cleanup() {
 		// A stopped kubelet keeps nothing of its pods' sandboxes; their state goes with the dir.
 	default:
 	}
+	unmountVolumes(r.dir)
 	_ = os.RemoveAll(r.dir)
 }
 

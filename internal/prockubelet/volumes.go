@@ -7,10 +7,46 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// mountTmpfs backs a memory-medium emptyDir with tmpfs, as a kubelet does (Spark's
+// spark.kubernetes.local.dirs.tmpfs and users' scratch volumes rely on it): mounted in the
+// kubelet's mount namespace, the containers see it through their bind mounts of the volume.
+// Volume setup is retried, so a volume that is tmpfs already is left as it is.
+func mountTmpfs(path string, sizeLimit *resource.Quantity) error {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err == nil && fs.Type == unix.TMPFS_MAGIC {
+		return nil
+	}
+	options := "mode=0777"
+	if sizeLimit != nil && sizeLimit.Value() > 0 {
+		options += fmt.Sprintf(",size=%d", sizeLimit.Value())
+	}
+	if err := unix.Mount("tmpfs", path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, options); err != nil {
+		return fmt.Errorf("mount tmpfs at %s: %w", path, err)
+	}
+	return nil
+}
+
+// unmountVolumes detaches what mountTmpfs mounted under a pod's directory, before it goes.
+func unmountVolumes(dir string) {
+	entries, err := os.ReadDir(filepath.Join(dir, "volumes"))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, "volumes", e.Name())
+		var fs unix.Statfs_t
+		if unix.Statfs(path, &fs) == nil && fs.Type == unix.TMPFS_MAGIC {
+			_ = unix.Unmount(path, unix.MNT_DETACH)
+		}
+	}
+}
 
 // serviceAccountDir is where a pod finds its API credentials.
 const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -40,6 +76,9 @@ func (k *Kubelet) prepareVolumes(ctx context.Context, pod *corev1.Pod, dir strin
 		switch {
 		case v.EmptyDir != nil:
 			err = os.Chmod(path, 0o777)
+			if err == nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
+				err = mountTmpfs(path, v.EmptyDir.SizeLimit)
+			}
 		case v.HostPath != nil:
 			path = v.HostPath.Path
 			if v.HostPath.Type != nil && *v.HostPath.Type == corev1.HostPathDirectoryOrCreate {

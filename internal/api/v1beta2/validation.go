@@ -409,7 +409,7 @@ func (v *specValidator) role(p *field.Path, role string, ps *SparkPodSpec) {
 			v.add(field.Required(kp.Child("key"), "the key of the Secret to read"))
 		}
 	}
-	v.add(validLabels(ps.Labels, p, "labels")...)
+	v.add(v.podLabels(ps.Labels, p.Child("labels"))...)
 	v.add(validAnnotations(ps.Annotations, p, "annotations")...)
 	v.add(validLabels(ps.NodeSelector, p, "nodeSelector")...)
 
@@ -779,6 +779,35 @@ func atMostMaxSeconds(parent *field.Path, name string, n *int64, hint string) fi
 			fmt.Sprintf("must be at most %d seconds (10 years)%s", MaxSeconds, hint))}
 	}
 	return nil
+}
+
+// appIDPlaceholder in a driver or executor label or annotation becomes the application's id
+// (spark-<32 hex>): in labels from Spark 4.0, which is when Spark substitutes it there too.
+const appIDPlaceholder = "{{APP_ID}}"
+
+// podLabels checks a role's labels as they reach the Pods: from Spark 4.0 with {{APP_ID}}
+// replaced by an application id, since that is what Spark and the builder write. Older Spark
+// writes the placeholder itself, which no label value can be, so it is refused with the reason.
+func (v *specValidator) podLabels(m map[string]string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range sortedKeys(m) {
+		value := m[k]
+		if strings.Contains(value, appIDPlaceholder) {
+			if v.sparkVersionBelow(4, 0) {
+				errs = append(errs, field.Invalid(p.Key(k), value, appIDPlaceholder+" in a label is replaced from Spark 4.0 on; "+
+					"Spark "+v.spec.SparkVersion+" would write it as it is, which is not a valid label value"))
+				continue
+			}
+			value = strings.ReplaceAll(value, appIDPlaceholder, "spark-0123456789abcdef0123456789abcdef")
+			for _, err := range metav1validation.ValidateLabels(map[string]string{k: value}, p) {
+				err.Detail += " (with " + appIDPlaceholder + " replaced by an application id, 38 characters)"
+				errs = append(errs, err)
+			}
+			continue
+		}
+		errs = append(errs, metav1validation.ValidateLabels(map[string]string{k: value}, p)...)
+	}
+	return errs
 }
 
 func validLabels(m map[string]string, parent *field.Path, name string) field.ErrorList {

@@ -306,6 +306,19 @@ func TestValidateSparkApplication(t *testing.T) {
 			{field.ErrorTypeInvalid, "spec.driver.labels", "a valid label must be"},
 			{field.ErrorTypeInvalid, "spec.executor.annotations", "name part must consist of"},
 		}},
+		// Spark 4.0 replaces {{APP_ID}} in driver and executor labels; 3.x writes it as it is.
+		{"{{APP_ID}} in labels on Spark 4.0", func(a *SparkApplication) {
+			a.Spec.SparkVersion = "4.0.1"
+			a.Spec.Driver.Labels = map[string]string{"app-id": "{{APP_ID}}"}
+			a.Spec.Executor.Labels = map[string]string{"run": "etl-{{APP_ID}}"}
+		}, nil},
+		{"{{APP_ID}} in labels on Spark 3.5", func(a *SparkApplication) {
+			a.Spec.Executor.Labels = map[string]string{"app-id": "{{APP_ID}}"}
+		}, []wantErr{{field.ErrorTypeInvalid, "spec.executor.labels[app-id]", "replaced from Spark 4.0 on"}}},
+		{"{{APP_ID}} makes a label too long", func(a *SparkApplication) {
+			a.Spec.SparkVersion = "4.0.1"
+			a.Spec.Driver.Labels = map[string]string{"app-id": strings.Repeat("x", 30) + "{{APP_ID}}"}
+		}, []wantErr{{field.ErrorTypeInvalid, "spec.driver.labels", "63 bytes (with {{APP_ID}} replaced by an application id"}}},
 		{"sidecar without a name or image, duplicate init container", func(a *SparkApplication) {
 			a.Spec.Driver.InitContainers = []corev1.Container{{Name: "setup", Image: "busybox"}}
 			a.Spec.Driver.Sidecars = []corev1.Container{{Name: "setup", Image: "envoy"}, {}}
