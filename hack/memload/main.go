@@ -11,6 +11,13 @@
 //	go run ./hack/memload                  # or: make memload
 //	go run ./hack/memload -src /tmp/before # the same load against another checkout
 //	go run ./hack/memload -- --max-inflight-bytes=67108864  # more serve flags after --
+//	go run ./hack/memload -apps 1000 -concurrency 20 -request testdata/sync/running-with-executors/request.json
+//
+// With -apps N it measures what many ordinary applications cost instead: each round syncs N
+// distinct applications (the request with its name and UID replaced) once, -concurrency at a
+// time, and it reports the resident set and the Go heap in use at rest and after each round.
+// With -cache N it starts no server: it reports what N executor Pods cost a cache that keeps
+// them as Metacontroller's informers do (go run ./hack/memload -cache 10000).
 //
 // It exits non-zero when the peak exceeds the memory limit, the server died, or a request got
 // an answer other than 200 or 503. It is a measuring tool, not a test: the figures depend on the
@@ -35,6 +42,8 @@ type options struct {
 	request     string
 	values      string
 	sizeMB      int
+	apps        int
+	cache       int
 	concurrency int
 	rounds      int
 	retries     int
@@ -60,6 +69,8 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.request, "request", "testdata/sync/running-with-executors/request.json", "sync request whose related executors are replaced")
 	fs.StringVar(&o.values, "values", "chart/values.yaml", "chart values to read the container's memory limit from")
 	fs.IntVar(&o.sizeMB, "size-mb", 30, "size of each request body in MB")
+	fs.IntVar(&o.cache, "cache", 0, "instead of a load: decode this many executor Pods as Metacontroller's cache keeps them and report the heap per Pod")
+	fs.IntVar(&o.apps, "apps", 0, "instead of large requests: sync this many distinct applications per round, each with -request as it is")
 	fs.IntVar(&o.concurrency, "concurrency", 16, "requests posted at once in each round")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds")
 	fs.IntVar(&o.retries, "retries", 10, "retries of a request that got a 503, timed out or lost its connection")
@@ -69,8 +80,8 @@ func parseOptions(args []string) (options, error) {
 		return o, err
 	}
 	o.serveArgs = fs.Args()
-	if o.sizeMB <= 0 || o.concurrency <= 0 || o.rounds <= 0 || o.retries < 0 {
-		return o, errors.New("-size-mb, -concurrency and -rounds must be > 0 and -retries >= 0")
+	if o.sizeMB <= 0 || o.concurrency <= 0 || o.rounds <= 0 || o.retries < 0 || o.apps < 0 {
+		return o, errors.New("-size-mb, -concurrency and -rounds must be > 0, -retries and -apps >= 0")
 	}
 	return o, nil
 }
@@ -79,6 +90,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	o, err := parseOptions(args)
 	if err != nil {
 		return err
+	}
+	if o.cache > 0 {
+		return runCache(o.cache, out)
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.deadline)
 	defer cancel()
@@ -100,11 +114,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 	}
-	body, pods, err := syncRequest(o.request, o.sizeMB*1_000_000)
-	if err != nil {
-		return err
+	var body []byte
+	if o.apps == 0 {
+		var pods int
+		if body, pods, err = syncRequest(o.request, o.sizeMB*1_000_000); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "request: %.1f MB, %d executor pods; container memory limit %d MiB\n", float64(len(body))/1e6, pods, limit>>20)
 	}
-	fmt.Fprintf(out, "request: %.1f MB, %d executor pods; container memory limit %d MiB\n", float64(len(body))/1e6, pods, limit>>20)
 
 	srv, err := startServer(ctx, bin, limit, work, o.serveArgs)
 	if err != nil {
@@ -114,7 +131,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "server pid %d on %s, log %s\n", srv.pid(), srv.base, srv.logPath)
 
 	total := newTally()
-	for round := 1; round <= o.rounds && ctx.Err() == nil; round++ {
+	if o.apps > 0 {
+		if total, err = runApps(ctx, o, srv, out); err != nil {
+			return err
+		}
+	}
+	for round := 1; round <= o.rounds && ctx.Err() == nil && o.apps == 0; round++ {
 		start := time.Now()
 		t := burst(ctx, srv.base, body, o)
 		total.add(t)

@@ -40,6 +40,23 @@ func TestApplyUpdateMergesLikeMetacontroller(t *testing.T) {
 			want:        `{"spec":{"ports":[{"port":80,"nodePort":30080,"protocol":"TCP"},{"port":90},{"port":70}]}}`,
 		},
 		{
+			// Metacontroller's merge (pkg/dynamic/apply, merge) takes the desired value of every
+			// scalar it is given, whether or not it changed since the last apply: unlike
+			// kubectl's patch, a constant desired count undoes an autoscaler's scaling.
+			name:        "a desired scalar replaces another writer's value even when unchanged since the last apply",
+			observed:    `{"spec":{"replicas":5}}`,
+			lastApplied: `{"spec":{"replicas":3}}`,
+			desired:     `{"spec":{"replicas":3}}`,
+			want:        `{"spec":{"replicas":3}}`,
+		},
+		{
+			name:        "a scalar no longer desired is removed, one never desired is kept",
+			observed:    `{"spec":{"replicas":5,"minReadySeconds":2}}`,
+			lastApplied: `{"spec":{"replicas":3}}`,
+			desired:     `{"spec":{}}`,
+			want:        `{"spec":{"minReadySeconds":2}}`,
+		},
+		{
 			name:     "other lists are replaced",
 			observed: `{"spec":{"args":["a","b"]}}`,
 			desired:  `{"spec":{"args":["c"]}}`,

@@ -20,7 +20,7 @@ type CompositeController struct {
 	Spec       struct {
 		GenerateSelector    *bool                    `json:"generateSelector,omitempty"`
 		ResyncPeriodSeconds *int32                   `json:"resyncPeriodSeconds,omitempty"`
-		ParentResource      ResourceRule             `json:"parentResource"`
+		ParentResource      ParentResourceRule       `json:"parentResource"`
 		ChildResources      []ChildResourceRule      `json:"childResources,omitempty"`
 		Hooks               CompositeControllerHooks `json:"hooks"`
 	} `json:"spec"`
@@ -30,6 +30,20 @@ type CompositeController struct {
 type ResourceRule struct {
 	APIVersion string `json:"apiVersion"`
 	Resource   string `json:"resource"`
+}
+
+// ParentResourceRule is the parent type, and whether its status-only updates bring a sync.
+type ParentResourceRule struct {
+	ResourceRule `json:",inline"`
+	// IgnoreStatusChanges: an update of the parent that leaves its generation, labels,
+	// annotations and deletion timestamp as they were (a status write, above all the
+	// controller's own) enqueues no sync.
+	IgnoreStatusChanges *bool `json:"ignoreStatusChanges,omitempty"`
+}
+
+// ignoresStatusChanges reports whether the parent's status-only updates are ignored.
+func (p ParentResourceRule) ignoresStatusChanges() bool {
+	return p.IgnoreStatusChanges != nil && *p.IgnoreStatusChanges
 }
 
 // ChildResourceRule is a child type with its update strategy.

@@ -57,7 +57,9 @@ import (
 //     updateStrategy (OnDelete, InPlace by three-way merge, Recreate);
 //   - .status replaced through the status subresource with observedGeneration, compared with and
 //     written over a fresh read of the parent (same UID), skipped when equal, retried on conflicts;
-//   - resyncAfterSeconds honoured, the finalizer removed on finalized: true.
+//   - resyncAfterSeconds honoured, the finalizer removed on finalized: true;
+//   - with parentResource.ignoreStatusChanges, a parent update that changes neither the
+//     generation, the labels, the annotations nor the deletion timestamp brings no sync.
 //
 // Deliberate differences, all to make a broken hook fail loudly in a test: status writes ask for
 // strict field validation, so an unknown status field is an error (Metacontroller's write would
@@ -208,7 +210,7 @@ func NewContractController(cfg *restclient.Config, cc *CompositeController, opts
 		related:        map[schema.GroupVersionResource]cache.SharedIndexInformer{},
 		stats:          map[string]*ParentStats{},
 	}
-	if c.parent, err = c.resolve(cc.Spec.ParentResource); err != nil {
+	if c.parent, err = c.resolve(cc.Spec.ParentResource.ResourceRule); err != nil {
 		return nil, fmt.Errorf("CompositeController %s parent: %w", cc.Metadata.Name, err)
 	}
 	for _, rule := range cc.Spec.ChildResources {
@@ -256,7 +258,7 @@ func (c *ContractController) Run(ctx context.Context) error {
 	parentInformer := c.factory.ForResource(c.parent.gvr).Informer()
 	if _, err := parentInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		UpdateFunc: c.onParentUpdate,
 		DeleteFunc: c.enqueue,
 	}); err != nil {
 		return err
@@ -310,6 +312,25 @@ func (c *ContractController) enqueue(obj any) {
 	if err == nil {
 		c.queue.Add(key)
 	}
+}
+
+// onParentUpdate enqueues an updated parent unless ignoreStatusChanges is set and the update
+// changed none of what Metacontroller's updateParentObject looks at: generation, labels,
+// annotations, deletion timestamp. As there, an informer resync (the same object twice) is
+// always enqueued, and a change of the finalizers, owner references or status alone is not.
+func (c *ContractController) onParentUpdate(old, cur any) {
+	if c.cc.Spec.ParentResource.ignoresStatusChanges() {
+		oldObj, ok1 := old.(*unstructured.Unstructured)
+		curObj, ok2 := cur.(*unstructured.Unstructured)
+		if ok1 && ok2 && oldObj != curObj &&
+			oldObj.GetGeneration() == curObj.GetGeneration() &&
+			equality.Semantic.DeepEqual(oldObj.GetLabels(), curObj.GetLabels()) &&
+			equality.Semantic.DeepEqual(oldObj.GetAnnotations(), curObj.GetAnnotations()) &&
+			curObj.GetDeletionTimestamp() == nil {
+			return
+		}
+	}
+	c.enqueue(cur)
 }
 
 func (c *ContractController) onChildUpdate(old, cur any) {

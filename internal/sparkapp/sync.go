@@ -418,6 +418,9 @@ func (d *decider) submissionFailed() {
 	}
 	if !d.shouldRetrySubmission() {
 		d.terminate(v1beta2.ApplicationStateFailed, d.status.AppState.ErrorMessage, d.now)
+		// As every later sync of a FAILED application does: this status is then the last one
+		// written, with no sync left to change it (ignoreStatusChanges).
+		d.trackExecutors(time.Time{})
 		d.terminal()
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,8 +24,11 @@ const (
 	LabelClusterName  = "spark.operator/spark-cluster-name"
 	LabelSparkRole    = "spark-role"
 	LabelSparkVersion = "spark-version"
-	roleMaster        = "master"
-	roleWorker        = "worker"
+	// AnnotationInitWorkers records on an autoscaled worker StatefulSet the initWorkers it was
+	// answered for, so that an edit of initWorkers can be told from the autoscaler's scaling.
+	AnnotationInitWorkers = "sparkhooks.io/init-workers"
+	roleMaster            = "master"
+	roleWorker            = "worker"
 )
 
 // Ports of the daemons.
@@ -84,8 +88,11 @@ func build(c *sparkv1.SparkCluster) *objects {
 	ic := c.Spec.ClusterTolerations.InstanceConfig
 	if ic.MinWorkers < ic.MaxWorkers {
 		o.hpa = autoscaler(c, ws.HorizontalPodAutoscalerSpec)
-		// The autoscaler owns the replica count; a desired count here would fight it.
-		o.worker.Spec.Replicas = nil
+		// The autoscaler owns the running count once the pool is made (see workerReplicas).
+		if o.worker.Annotations == nil {
+			o.worker.Annotations = map[string]string{}
+		}
+		o.worker.Annotations[AnnotationInitWorkers] = strconv.Itoa(int(ic.InitWorkers))
 	}
 	if ic.MinWorkers >= 1 {
 		o.pdb = disruptionBudget(c)
@@ -223,7 +230,11 @@ func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, c
 	ctr.Ports = append(withoutPorts(ctr.Ports, ports), ports...)
 	web := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(webPort)}}
 	if ctr.ReadinessProbe == nil {
-		ctr.ReadinessProbe = &corev1.Probe{ProbeHandler: web, PeriodSeconds: 10, TimeoutSeconds: 2, FailureThreshold: 3}
+		ready := web
+		if role == roleWorker {
+			ready = workerRegistered
+		}
+		ctr.ReadinessProbe = &corev1.Probe{ProbeHandler: ready, PeriodSeconds: 10, TimeoutSeconds: 2, FailureThreshold: 3}
 	}
 	if ctr.LivenessProbe == nil {
 		ctr.LivenessProbe = &corev1.Probe{ProbeHandler: web, InitialDelaySeconds: 30, PeriodSeconds: 20, TimeoutSeconds: 5, FailureThreshold: 6}
@@ -235,6 +246,19 @@ func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, c
 		ctr.SecurityContext.AllowPrivilegeEscalation = ptr.To(false)
 	}
 }
+
+// workerRegistered is ready once the worker has registered with a master. Its web UI answers
+// before that (it binds first, then registers, retrying every 5-15 s while the master is not
+// reachable), so a probe of the UI alone made the cluster RunningHealthy before the
+// master had its workers. The worker's /json/ names the master it registered with in
+// "masterurl", empty until then (Spark's Worker.activeMasterUrl, JsonProtocol.writeWorkerState).
+// Only bash and its builtins are used (bash sets $HOSTNAME, the Pod's name, which resolves to
+// the Pod's address): bash is what Spark's sbin scripts run on, so every image that
+// starts a worker has it, while curl and wget are not in every image.
+var workerRegistered = corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"bash", "-c", fmt.Sprintf(
+	`exec 3<>/dev/tcp/"$HOSTNAME"/%d && printf 'GET /json/ HTTP/1.0\r\n\r\n' >&3 && `+
+		`while IFS= read -r line <&3 || [[ -n $line ]]; do [[ $line =~ \"masterurl\"[[:space:]]*:[[:space:]]*\"spark:// ]] && exit 0; done; exit 1`,
+	workerWebPort)}}}
 
 // withoutEnv drops the user's entries the daemon sets, so that none appears twice.
 func withoutEnv(env, set []corev1.EnvVar) []corev1.EnvVar {

@@ -70,6 +70,12 @@ spec:
       annotations: {service.beta.kubernetes.io/aws-load-balancer-internal: "true"}
 `
 
+func suspendAndSettle(w *world) {
+	w.edit(func(s *sparkv1.ClusterSpec) { s.Suspend = true })
+	w.settle()
+	w.advance(time.Minute)
+}
+
 func goldenCases() []goldenCase {
 	return []goldenCase{
 		{name: "new", setup: fresh(clusterYAML)},
@@ -107,6 +113,23 @@ func goldenCases() []goldenCase {
 		})},
 		{name: "headless-load-balancer", setup: fresh(autoscaledYAML, func(w *world) {
 			w.c.Spec.MasterSpec.ServiceSpec.ClusterIP = corev1.ClusterIPNone
+		})},
+		{name: "created-suspended", setup: fresh(clusterYAML, func(w *world) { w.c.Spec.Suspend = true })},
+		{name: "suspending-healthy", setup: fresh(autoscaledYAML, settled, func(w *world) {
+			w.ready(roleMaster, 1)
+			w.ready(roleWorker, 1)
+			w.settle()
+			w.edit(func(s *sparkv1.ClusterSpec) { s.Suspend = true })
+		})},
+		{name: "suspended-settled", setup: fresh(clusterYAML, healthy, suspendAndSettle)},
+		{name: "resumed", setup: fresh(clusterYAML, healthy, suspendAndSettle, func(w *world) {
+			w.edit(func(s *sparkv1.ClusterSpec) { s.Suspend = false })
+		})},
+		{name: "resumed-old-workers-going", setup: fresh(clusterYAML, healthy, func(w *world) {
+			w.edit(func(s *sparkv1.ClusterSpec) { s.Suspend = true })
+			w.deletingStatefulSets = true
+			w.settle()
+			w.edit(func(s *sparkv1.ClusterSpec) { s.Suspend = false })
 		})},
 		{name: "deleted", finalizing: true, setup: fresh(clusterYAML, healthy, func(w *world) {
 			w.c.DeletionTimestamp = ptr.To(metav1.NewTime(w.now))

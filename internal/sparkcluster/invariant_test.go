@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -45,7 +46,9 @@ func TestNeverDropsAStatefulSet(t *testing.T) {
 
 // checkStatefulSetsKeptOracle judges one answer to the request raw: an error must be a refusal
 // or a request error, never a fault; a 200 to a sync of a cluster not being deleted must keep
-// every observed StatefulSet. It reports whether the answer was a 200.
+// every observed StatefulSet, but for the cluster's own master and worker when the answer
+// suspends it (spec.suspend is true and the state answered is Suspended). It reports whether
+// the answer was a 200.
 func checkStatefulSetsKeptOracle(t *testing.T, label string, raw []byte, resp *metacontroller.SyncResponse, err error) bool {
 	t.Helper()
 	if err != nil {
@@ -58,6 +61,24 @@ func checkStatefulSetsKeptOracle(t *testing.T, label string, raw []byte, resp *m
 	if deleting {
 		return true
 	}
+	var parent struct {
+		Metadata struct{ Name string } `json:"metadata"`
+		Spec     struct {
+			Suspend any `json:"suspend"`
+		} `json:"spec"`
+	}
+	var req struct {
+		Parent json.RawMessage `json:"parent"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &req))
+	require.NoError(t, json.Unmarshal(req.Parent, &parent))
+	var status struct {
+		CurrentState struct {
+			CurrentStateSummary string `json:"currentStateSummary"`
+		} `json:"currentState"`
+	}
+	require.NoError(t, json.Unmarshal(mustJSON(t, resp.Status), &status))
+	suspends := parent.Spec.Suspend == true && status.CurrentState.CurrentStateSummary == "Suspended"
 	kept := map[string]bool{}
 	for _, child := range resp.Children {
 		var obj struct {
@@ -70,6 +91,9 @@ func checkStatefulSetsKeptOracle(t *testing.T, label string, raw []byte, resp *m
 		}
 	}
 	for _, n := range observed {
+		if suspends && (n == parent.Metadata.Name+"-master" || n == parent.Metadata.Name+"-worker") {
+			continue
+		}
 		assert.True(t, kept[n], "%s: StatefulSet %s left out of a 200 answer", label, n)
 	}
 	return true
@@ -139,7 +163,53 @@ func clusterMutations() []mutation {
 				sets(r)[n] = nil
 			}
 		}},
+		{"suspended", func(r map[string]any) { spec(r)["suspend"] = true }},
+		{"resumed", func(r map[string]any) { spec(r)["suspend"] = false }},
+		{"suspend-not-a-bool", func(r map[string]any) { spec(r)["suspend"] = "yes" }},
+		{"suspended-invalid", func(r map[string]any) { spec(r)["suspend"] = true; ic(r)["minWorkers"] = 10 }},
+		{"suspended-renamed", func(r map[string]any) { spec(r)["suspend"] = true; obj(parent(r), "metadata")["name"] = "other" }},
+		{"suspended-foreign-statefulset", func(r map[string]any) {
+			spec(r)["suspend"] = true
+			sets(r)["legacy"] = map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "legacy"}}
+		}},
 		{"finalizing", func(r map[string]any) { r["finalizing"] = true }},
 		{"being-deleted", func(r map[string]any) { obj(parent(r), "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" }},
+	}
+}
+
+// The check lets the cluster's own StatefulSets go only with the decision that suspends it:
+// spec.suspend true and the state answered Suspended; a StatefulSet that is not the cluster's
+// own is never let go.
+func TestCheckStatefulSetsKeptAllowsOnlyTheSuspendingDecision(t *testing.T) {
+	w := newWorld(t, clusterYAML)
+	healthy(w)
+	w.children[keyStatefulSet]["legacy"] = map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "legacy"}}
+	legacy := map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "legacy"}}
+	for _, tt := range []struct {
+		name     string
+		suspend  bool
+		state    string
+		children []any
+		refused  bool
+	}{
+		{"suspending", true, sparkv1.StateSuspended, []any{legacy}, false},
+		{"suspend asked, another state answered", true, sparkv1.StateRunningHealthy, []any{legacy}, true},
+		{"Suspended answered, suspend not asked", false, sparkv1.StateSuspended, []any{legacy}, true},
+		{"suspending drops a foreign StatefulSet", true, sparkv1.StateSuspended, nil, true},
+		{"running drops nothing", false, sparkv1.StateRunningHealthy, nil, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w.c.Spec.Suspend = tt.suspend
+			in, err := decodeRequest(w.request(false))
+			require.NoError(t, err)
+			status := &sparkv1.ClusterStatus{CurrentState: sparkv1.ClusterState{CurrentStateSummary: tt.state}}
+			err = checkStatefulSetsKept(in, tt.children, status)
+			if !tt.refused {
+				assert.NoError(t, err)
+				return
+			}
+			var refusal *metacontroller.Refusal
+			assert.True(t, errors.As(err, &refusal), "refused: %v", err)
+		})
 	}
 }

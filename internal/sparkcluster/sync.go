@@ -43,7 +43,10 @@ type Result struct {
 // statefulSetView is what the decision reads of a StatefulSet.
 type statefulSetView struct {
 	Metadata metav1.ObjectMeta `json:"metadata"`
-	Status   struct {
+	Spec     struct {
+		Replicas *int32 `json:"replicas"`
+	} `json:"spec"`
+	Status struct {
 		ReadyReplicas int32 `json:"readyReplicas"`
 		Replicas      int32 `json:"replicas"`
 	} `json:"status"`
@@ -140,7 +143,7 @@ func Sync(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncR
 		return d.response(in.observedCount() == 0), d.result, nil
 	}
 	d.decide()
-	if err := checkStatefulSetsKept(in, d.children); err != nil {
+	if err := checkStatefulSetsKept(in, d.children, &d.status); err != nil {
 		return nil, Result{}, err
 	}
 	return d.response(false), d.result, nil
@@ -178,16 +181,15 @@ func (d *decider) decide() {
 		return
 	}
 	objs := build(c)
-	d.children = objs.list()
-	// A StatefulSet the cluster owns but this spec does not make (adopted, or left by another
-	// version) is kept as it is: deleting it could take running executors down.
-	for _, n := range d.in.children.Names(keyStatefulSet) {
-		if n != objs.master.Name && n != objs.worker.Name {
-			if obj := metacontroller.AsAnswered(d.in.children[keyStatefulSet][n]); obj != nil {
-				d.children = append(d.children, obj)
-			}
-		}
+	if c.Spec.Suspend {
+		d.suspend(objs)
+		return
 	}
+	if objs.hpa != nil {
+		objs.worker.Spec.Replicas = workerReplicas(c, d.in.sets[objs.worker.Name])
+	}
+	d.children = objs.list()
+	d.keepForeignStatefulSets()
 	master, workers := d.ready(name(c, roleMaster)), d.ready(name(c, roleWorker))
 	want := c.Spec.ClusterTolerations.InstanceConfig.MinWorkers
 	if master >= 1 && workers >= want {
@@ -206,6 +208,34 @@ func (d *decider) decide() {
 		}
 	}
 	d.setState(sparkv1.StateSubmitted, "waiting for "+waiting)
+}
+
+// suspend releases the master and the workers: only the Services stay, and the NetworkPolicy
+// once made (a cluster created suspended gets none until it runs), as Apache's operator does.
+// Leaving the cluster's StatefulSets out of the answer is what deletes them; checkStatefulSetsKept
+// allows it for this decision alone.
+func (d *decider) suspend(objs *objects) {
+	d.children = []any{objs.masterSvc, objs.workerSvc}
+	if _, made := d.in.children[keyPolicy][objs.policy.Name]; made {
+		d.children = append(d.children, objs.policy)
+	}
+	d.keepForeignStatefulSets()
+	d.setState(sparkv1.StateSuspended, "spec.suspend is true: the master and the workers are released until it is false; the Services are kept")
+	d.status.CurrentState.SuspendReason = sparkv1.SuspendReasonSpec
+}
+
+// keepForeignStatefulSets keeps, as they are, the StatefulSets the cluster owns but its spec
+// does not make (adopted, or left by another version): deleting one could take running
+// executors down, and suspending is not theirs.
+func (d *decider) keepForeignStatefulSets() {
+	own := map[string]bool{name(d.in.c, roleMaster): true, name(d.in.c, roleWorker): true}
+	for _, n := range d.in.children.Names(keyStatefulSet) {
+		if !own[n] {
+			if obj := metacontroller.AsAnswered(d.in.children[keyStatefulSet][n]); obj != nil {
+				d.children = append(d.children, obj)
+			}
+		}
+	}
 }
 
 // Customize asks Metacontroller for the cluster's Pods, which its StatefulSets create, so that
@@ -227,8 +257,41 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	}}}, nil
 }
 
+// workerReplicas is the worker count to answer while an autoscaler scales the workers: initWorkers
+// when the StatefulSet is made or initWorkers was edited since it was last answered, else the
+// count the StatefulSet has now, which is the autoscaler's (or kubectl scale's). Metacontroller's
+// apply writes every desired scalar on every sync, whether or not it changed since the last
+// apply, so answering initWorkers each time would undo each scaling; answering no count would
+// start the pool at one worker.
+func workerReplicas(c *sparkv1.SparkCluster, observed *statefulSetView) *int32 {
+	init := c.Spec.ClusterTolerations.InstanceConfig.InitWorkers
+	if observed == nil || observed.Spec.Replicas == nil {
+		return &init
+	}
+	if recorded, ok := observed.Metadata.Annotations[AnnotationInitWorkers]; ok {
+		if recorded != strconv.Itoa(int(init)) {
+			return &init
+		}
+		return observed.Spec.Replicas
+	}
+	// Not recorded: the pool was answered a fixed count (no autoscaler until this edit), and
+	// the new initWorkers applies; or it was answered no count (a version that left it to the
+	// autoscaler alone) or was adopted, and the running pool is kept.
+	var applied struct {
+		Spec struct {
+			Replicas *int32 `json:"replicas"`
+		} `json:"spec"`
+	}
+	if last := observed.Metadata.Annotations[metacontroller.LastAppliedAnnotation]; last != "" &&
+		json.Unmarshal([]byte(last), &applied) == nil && applied.Spec.Replicas != nil {
+		return &init
+	}
+	return observed.Spec.Replicas
+}
+
 func (d *decider) ready(stsName string) int32 {
-	if v := d.in.sets[stsName]; v != nil {
+	// A StatefulSet being deleted (a suspended cluster's, before it resumes) counts no more.
+	if v := d.in.sets[stsName]; v != nil && v.Metadata.DeletionTimestamp == nil {
 		return v.Status.ReadyReplicas
 	}
 	return 0
@@ -300,9 +363,12 @@ func (in *input) observedCount() int {
 }
 
 // checkStatefulSetsKept is the invariant on a finished answer: every observed StatefulSet is
-// in it (a cluster not being deleted keeps its master and workers). It runs apart from the
-// decision, so that a mistake there is refused (409) instead of deleting a running cluster.
-func checkStatefulSetsKept(in *input, children []any) error {
+// in it (a cluster not being deleted keeps its master and workers), except the cluster's own
+// master and worker when the answer suspends it: spec.suspend is true and the state answered
+// is Suspended. It runs apart from the decision, so that a mistake there is refused (409)
+// instead of deleting a running cluster.
+func checkStatefulSetsKept(in *input, children []any, status *sparkv1.ClusterStatus) error {
+	suspends := in.c.Spec.Suspend && status.CurrentState.CurrentStateSummary == sparkv1.StateSuspended
 	answered := map[string]bool{}
 	for _, child := range children {
 		b, err := json.Marshal(child)
@@ -323,6 +389,9 @@ func checkStatefulSetsKept(in *input, children []any) error {
 		}
 	}
 	for n := range in.sets {
+		if suspends && (n == name(in.c, roleMaster) || n == name(in.c, roleWorker)) {
+			continue
+		}
 		if !answered[n] {
 			return metacontroller.Refusef(RefusedStatefulSetDropped,
 				"SparkCluster %s/%s: the answer would delete the StatefulSet %s of a cluster that is not being deleted; keeping every child",

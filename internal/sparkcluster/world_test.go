@@ -53,6 +53,9 @@ type world struct {
 	children map[string]map[string]map[string]any
 	pods     map[string]map[string]any // the cluster's Pods, sent as related objects
 	uids     int
+	// deletingStatefulSets: an undesired StatefulSet stays observed, being deleted (its Pods
+	// terminate first), instead of going at once.
+	deletingStatefulSets bool
 }
 
 func newWorld(t testing.TB, doc string) *world {
@@ -101,19 +104,35 @@ func (w *world) sync() error {
 		md := obj["metadata"].(map[string]any)
 		n := md["name"].(string)
 		desired[key+"/"+n] = true
-		if _, ok := w.children[key][n]; ok {
-			continue
+		// Metacontroller writes the answer over what runs (its apply takes every answered
+		// field); the status and identity stay the observed ones.
+		if prev, ok := w.children[key][n]; ok {
+			md["uid"] = prev["metadata"].(map[string]any)["uid"]
+			if st, ok := prev["status"]; ok {
+				obj["status"] = st
+			}
+		} else {
+			w.uids++
+			md["uid"] = fmt.Sprintf("child-%d", w.uids)
 		}
-		w.uids++
-		md["uid"] = fmt.Sprintf("child-%d", w.uids)
-		md["annotations"] = map[string]any{metacontroller.LastAppliedAnnotation: string(answered)}
+		ann, _ := md["annotations"].(map[string]any)
+		if ann == nil {
+			ann = map[string]any{}
+			md["annotations"] = ann
+		}
+		ann[metacontroller.LastAppliedAnnotation] = string(answered)
 		w.children[key][n] = obj
 	}
 	for key, objs := range w.children {
-		for n := range objs {
-			if !desired[key+"/"+n] {
-				delete(objs, n)
+		for n, obj := range objs {
+			if desired[key+"/"+n] {
+				continue
 			}
+			if key == keyStatefulSet && w.deletingStatefulSets {
+				obj["metadata"].(map[string]any)["deletionTimestamp"] = w.now.Format(time.RFC3339)
+				continue
+			}
+			delete(objs, n)
 		}
 	}
 	return nil

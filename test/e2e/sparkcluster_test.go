@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/sparkhooks/sparkhooks/internal/localcluster"
 )
 
 const clusterController = "sparkcluster-controller.yaml"
@@ -23,6 +27,8 @@ const clusterController = "sparkcluster-controller.yaml"
 var (
 	sparkClusters = schema.GroupVersionResource{Group: "spark.apache.org", Version: "v1", Resource: "sparkclusters"}
 	statefulSets  = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
+
+	horizontalPodAutoscalers = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}
 )
 
 // A SparkCluster applied with kubectl is RunningHealthy only once its master and minWorkers
@@ -127,4 +133,142 @@ func (w *world) setReadyReplicas(t *testing.T, name string, ready int64) {
 		return err == nil, nil
 	})
 	require.NoError(t, err, "StatefulSet %s: readyReplicas %d", name, ready)
+}
+
+// An autoscaled SparkCluster (Apache's cluster-with-hpa shape) starts its workers at
+// initWorkers; the count the autoscaler sets survives the syncs that follow, since the hook
+// answers it back (Metacontroller's apply would otherwise write initWorkers over it on every
+// sync); an edit of initWorkers is applied.
+func TestSparkClusterAutoscaledKeepsTheAutoscalersCount(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, shared.hooks.URL, clusterController)
+	ctx := context.Background()
+	const name = "elastic"
+	out, err := w.apply(`apiVersion: spark.apache.org/v1
+kind: SparkCluster
+metadata:
+  name: ` + name + `
+spec:
+  runtimeVersions:
+    sparkVersion: "4.0.1"
+  clusterTolerations:
+    instanceConfig:
+      initWorkers: 3
+      minWorkers: 1
+      maxWorkers: 5
+`)
+	require.NoError(t, err, out)
+	worker := name + "-worker"
+	replicas := func(n string) func(*unstructured.Unstructured) bool {
+		return func(s *unstructured.Unstructured) bool { return nestedString(s, "spec", "replicas") == n }
+	}
+	w.waitStatefulSet(t, worker, replicas("3"))
+	_, err = w.dyn.Resource(horizontalPodAutoscalers).Namespace(w.ns).Get(ctx, name+"-worker-hpa", metav1.GetOptions{})
+	require.NoError(t, err, "the autoscaler")
+
+	// The autoscaler scales the pool. It writes spec.replicas through the scale subresource,
+	// which the local API server does not serve; a patch of the StatefulSet is the same change.
+	_, err = w.dyn.Resource(statefulSets).Namespace(w.ns).Patch(ctx, worker, types.MergePatchType,
+		[]byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	stats := func() localcluster.ParentStats { return w.controllers["sparkhooks-sparkcluster"].Stats(w.ns, name) }
+	before := stats().Syncs
+	w.setReadyReplicas(t, name+"-master", 1)
+	w.setReadyReplicas(t, worker, 5)
+	w.waitCluster(t, name, func(c *unstructured.Unstructured) bool {
+		return nestedString(c, "status", "currentState", "currentStateSummary") == "RunningHealthy"
+	})
+	// A label edit of the parent brings one more sync after the pool is ready.
+	_, err = w.dyn.Resource(sparkClusters).Namespace(w.ns).Patch(ctx, name, types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"team":"a"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	require.NoError(t, wait.PollUntilContextTimeout(ctx, 50e6, waitTimeout, true, func(context.Context) (bool, error) {
+		return stats().Syncs >= before+3, nil
+	}), "syncs after the scaling")
+	sts := w.waitStatefulSet(t, worker, func(*unstructured.Unstructured) bool { return true })
+	assert.Equal(t, "5", nestedString(sts, "spec", "replicas"), "the autoscaler's count survives the syncs")
+
+	// The user's edit of initWorkers is applied.
+	_, err = w.dyn.Resource(sparkClusters).Namespace(w.ns).Patch(ctx, name, types.MergePatchType,
+		[]byte(`{"spec":{"clusterTolerations":{"instanceConfig":{"initWorkers":2}}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	w.waitStatefulSet(t, worker, replicas("2"))
+}
+
+// spec.suspend (Apache 1.1): a cluster created suspended gets its Services alone; resumed it is
+// built (Submitted, then RunningHealthy); suspended again its StatefulSets, autoscaler and
+// budget go while the Services and the NetworkPolicy stay; resumed again it is rebuilt.
+func TestSparkClusterSuspendAndResume(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, shared.hooks.URL, clusterController)
+	ctx := context.Background()
+	const name = "pausable"
+	out, err := w.apply(`apiVersion: spark.apache.org/v1
+kind: SparkCluster
+metadata:
+  name: ` + name + `
+spec:
+  suspend: true
+  runtimeVersions:
+    sparkVersion: "4.0.1"
+  clusterTolerations:
+    instanceConfig:
+      initWorkers: 2
+      minWorkers: 1
+      maxWorkers: 3
+`)
+	require.NoError(t, err, out)
+	state := func(want string) func(*unstructured.Unstructured) bool {
+		return func(c *unstructured.Unstructured) bool {
+			return nestedString(c, "status", "currentState", "currentStateSummary") == want
+		}
+	}
+	exists := func(gvr schema.GroupVersionResource, n string) bool {
+		_, err := w.dyn.Resource(gvr).Namespace(w.ns).Get(ctx, n, metav1.GetOptions{})
+		require.True(t, err == nil || apierrors.IsNotFound(err), "%s %s: %v", gvr.Resource, n, err)
+		return err == nil
+	}
+	services := schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	policies := schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
+	budgets := schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}
+	suspended := func(t *testing.T, policy bool) {
+		t.Helper()
+		c := w.waitCluster(t, name, state("Suspended"))
+		assert.Equal(t, "SpecSuspend", nestedString(c, "status", "currentState", "suspendReason"))
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 50e6, waitTimeout, true, func(context.Context) (bool, error) {
+			return !exists(statefulSets, name+"-master") && !exists(statefulSets, name+"-worker") &&
+				!exists(horizontalPodAutoscalers, name+"-worker-hpa") && !exists(budgets, name+"-worker-pdb"), nil
+		}), "the StatefulSets, autoscaler and budget go")
+		assert.True(t, exists(services, name+"-master-svc"), "the master Service stays")
+		assert.True(t, exists(services, name+"-worker-svc"), "the worker Service stays")
+		assert.Equal(t, policy, exists(policies, name+"-worker"), "the NetworkPolicy once made")
+	}
+	resume := func(t *testing.T) {
+		t.Helper()
+		_, err := w.dyn.Resource(sparkClusters).Namespace(w.ns).Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"suspend":false}}`), metav1.PatchOptions{})
+		require.NoError(t, err)
+		w.waitCluster(t, name, state("Submitted"))
+		w.waitStatefulSet(t, name+"-worker", func(s *unstructured.Unstructured) bool { return nestedString(s, "spec", "replicas") == "2" })
+		w.setReadyReplicas(t, name+"-master", 1)
+		w.setReadyReplicas(t, name+"-worker", 2)
+		w.waitCluster(t, name, state("RunningHealthy"))
+		assert.True(t, exists(horizontalPodAutoscalers, name+"-worker-hpa"))
+		assert.True(t, exists(budgets, name+"-worker-pdb"))
+		assert.True(t, exists(policies, name+"-worker"))
+	}
+
+	suspended(t, false)
+	resume(t)
+	_, err = w.dyn.Resource(sparkClusters).Namespace(w.ns).Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"suspend":true}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	suspended(t, true)
+	resume(t)
+	c := w.waitCluster(t, name, state("RunningHealthy"))
+	var history []string
+	entries, _, _ := unstructured.NestedMap(c.Object, "status", "stateTransitionHistory")
+	for i := range len(entries) {
+		e, _ := entries[strconv.Itoa(i)].(map[string]any)
+		history = append(history, fmt.Sprint(e["currentStateSummary"]))
+	}
+	assert.Equal(t, []string{"Suspended", "Submitted", "RunningHealthy", "Suspended", "Submitted", "RunningHealthy"}, history)
 }

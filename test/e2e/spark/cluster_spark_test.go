@@ -50,16 +50,18 @@ func TestSparkClusterRunsSparkPi(t *testing.T) {
 		}
 		return nil
 	}
-	// A worker's readiness probe is its own web UI, which answers before the worker has
-	// registered with the master; registration follows within the worker's retry interval.
-	healthy := time.Now()
-	err = wait.PollUntilContextTimeout(context.Background(), time.Second, 90*time.Second, true, func(context.Context) (bool, error) {
-		return readMaster() == nil && master.AliveWorkers == 3, nil
+	// A worker is ready only once it has registered with the master (its readiness probe reads
+	// the worker's /json/), so at RunningHealthy the master already counts every worker: the
+	// first answer of the master must, with no waiting for registrations.
+	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return readMaster() == nil, nil
 	})
-	if err != nil || master.Cores != 6 {
-		t.Fatalf("the master counts %d workers with %d cores, want 3 with 6 (SPARK_WORKER_CORES=2)", master.AliveWorkers, master.Cores)
+	if err != nil {
+		t.Fatalf("the master's /json/ does not answer: %v", readMaster())
 	}
-	t.Logf("3 workers registered %s after RunningHealthy", time.Since(healthy).Round(time.Second))
+	if master.AliveWorkers != 3 || master.Cores != 6 {
+		t.Fatalf("at RunningHealthy the master counts %d workers with %d cores, want 3 with 6 (SPARK_WORKER_CORES=2)", master.AliveWorkers, master.Cores)
+	}
 
 	n.applyExample("spark-pi-on-cluster.yaml")
 	app := n.waitAppState("spark-pi-on-cluster", "COMPLETED", appTimeout)

@@ -51,6 +51,12 @@ type ClusterSpec struct {
 	// WorkerSpec is the base of the workers' StatefulSet, Service and autoscaler.
 	// +optional
 	WorkerSpec *WorkerSpec `json:"workerSpec,omitempty"`
+	// Suspend releases the master and the workers (their StatefulSets, autoscaler and
+	// disruption budget) while true, keeping the Services and the NetworkPolicy, as the Apache
+	// operator 1.1 does; back to false, the cluster is built again from scratch. A cluster
+	// created suspended gets nothing but its Services.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // RuntimeVersions are the versions of the cluster's image.
@@ -144,7 +150,12 @@ const (
 	StateRunningHealthy    = "RunningHealthy"
 	StateFailed            = "Failed"
 	StateResourceReleased  = "ResourceReleased"
+	StateSuspended         = "Suspended"
 )
+
+// SuspendReasonSpec is why a cluster is Suspended: spec.suspend (Apache's SuspendReason, whose
+// other value, KueueEviction, a SparkCluster never has here).
+const SuspendReasonSpec = "SpecSuspend"
 
 // ClusterStatus is the observed state of a cluster, in the Apache operator's shape.
 type ClusterStatus struct {
@@ -168,11 +179,15 @@ type ClusterStatus struct {
 
 // ClusterState is one state of a cluster.
 type ClusterState struct {
-	// CurrentStateSummary is the state: Submitted, SchedulingFailure, RunningHealthy, Failed or
-	// ResourceReleased.
-	// +kubebuilder:validation:Enum=Submitted;SchedulingFailure;RunningHealthy;Failed;ResourceReleased
+	// CurrentStateSummary is the state: Submitted, SchedulingFailure, RunningHealthy, Failed,
+	// ResourceReleased or Suspended.
+	// +kubebuilder:validation:Enum=Submitted;SchedulingFailure;RunningHealthy;Failed;ResourceReleased;Suspended
 	// +optional
 	CurrentStateSummary string `json:"currentStateSummary,omitempty"`
+	// SuspendReason says why the cluster is Suspended: SpecSuspend.
+	// +kubebuilder:validation:Enum=SpecSuspend;KueueEviction
+	// +optional
+	SuspendReason string `json:"suspendReason,omitempty"`
 	// LastTransitionTime is when the cluster entered the state (RFC 3339).
 	// +optional
 	LastTransitionTime string `json:"lastTransitionTime,omitempty"`

@@ -1,0 +1,38 @@
+package sparkapp
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sparkhooks/sparkhooks/internal/goldentest"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// TestGoldenAnswersSettle: no golden sync answer counts on its own status write to be synced
+// again (the registrations set ignoreStatusChanges).
+func TestGoldenAnswersSettle(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "sync", "*", "request.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		dir := filepath.Dir(file)
+		body, err := os.ReadFile(file)
+		require.NoError(t, err)
+		now, cfg := caseNow(t, dir), caseConfig(t, dir)
+		goldentest.CheckSettles(t, filepath.Base(dir), body, func(b []byte) ([]byte, error) {
+			var req metacontroller.SyncRequest
+			if err := json.Unmarshal(b, &req); err != nil {
+				return nil, err
+			}
+			resp, _, err := Sync(&req, now, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(resp)
+		})
+	}
+}

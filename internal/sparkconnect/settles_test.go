@@ -1,0 +1,31 @@
+package sparkconnect
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/sparkhooks/sparkhooks/internal/goldentest"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// TestGoldenAnswersSettle: no golden sync answer counts on its own status write to be synced
+// again (the registrations set ignoreStatusChanges).
+func TestGoldenAnswersSettle(t *testing.T) {
+	for _, c := range goldenCases() {
+		if c.hook != "" && c.hook != "sync" {
+			continue
+		}
+		w := c.setup(t)
+		goldentest.CheckSettles(t, c.name, mustJSON(t, w.request()), func(b []byte) ([]byte, error) {
+			var req metacontroller.SyncRequest
+			if err := json.Unmarshal(b, &req); err != nil {
+				return nil, err
+			}
+			resp, _, err := Sync(&req, w.now, w.cfg)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(resp)
+		})
+	}
+}
