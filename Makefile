@@ -36,9 +36,10 @@ generate:
 	$(GO) run ./hack/crdtrim crds
 	hack/helm-sync-crds.sh
 
-## build: a static binary in bin/
+## build: static binaries in bin/: sparkhooks and the kubectl plugin kubectl-spark (docs/sparkctl.md)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/sparkhooks ./cmd/sparkhooks
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/kubectl-spark ./cmd/kubectl-spark
 
 ## image: the container image (needs a Docker engine; CI has none)
 image:

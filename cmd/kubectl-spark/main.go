@@ -1,0 +1,20 @@
+// Command kubectl-spark is sparkhooks' command-line tool as a kubectl plugin: on PATH, kubectl
+// runs it as `kubectl spark ...` (docs/sparkctl.md). `sparkhooks ctl ...` runs the same commands.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sparkhooks/sparkhooks/internal/sparkctl"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	env := sparkctl.DefaultEnv("kubectl spark")
+	code := sparkctl.Run(ctx, env, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
