@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
+	streamhttp "k8s.io/streaming/pkg/httpstream"
 )
 
 // sparkUIPort is spark.ui.port's default, where the driver serves its UI.
@@ -99,13 +99,15 @@ func (c *cli) forward(ctx context.Context, cl *Clients, pod *corev1.Pod, address
 	if err != nil {
 		return err
 	}
-	var dialer httpstream.Dialer = spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
-	ws, err := portforward.NewSPDYOverWebsocketDialer(u, cl.Config)
+	var dialer streamhttp.Dialer = spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
+	ws, err := portforward.NewSPDYOverWebsocketDialerForStreaming(u, cl.Config)
 	if err != nil {
 		return err
 	}
-	dialer = portforward.NewFallbackDialer(ws, dialer, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	// The streaming package's error types: the WebSocket dialer reports a refused upgrade
+	// with them, and apimachinery's httpstream does not recognise it (no fallback then).
+	dialer = portforward.NewFallbackDialerForStreaming(ws, dialer, func(err error) bool {
+		return streamhttp.IsUpgradeFailure(err) || streamhttp.IsHTTPSProxyError(err)
 	})
 	stop := make(chan struct{})
 	ready := make(chan struct{})
@@ -118,7 +120,7 @@ func (c *cli) forward(ctx context.Context, cl *Clients, pod *corev1.Pod, address
 		case <-done:
 		}
 	}()
-	fw, err := portforward.NewOnAddresses(dialer, addresses, []string{fmt.Sprintf("%d:%d", local, remote)}, stop, ready, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	fw, err := portforward.NewOnAddressesForStreaming(dialer, addresses, []string{fmt.Sprintf("%d:%d", local, remote)}, stop, ready, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
