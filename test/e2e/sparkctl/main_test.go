@@ -133,6 +133,14 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 }
 
+// command is kubectl with the environment kubectl runs in, to start and stop it by hand.
+func (s *sandbox) command(args ...string) *exec.Cmd {
+	cmd := exec.Command("kubectl", args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"KUBECACHEDIR="+filepath.Join(filepath.Dir(s.kubeconfig), "kubectl-cache"))
+	return cmd
+}
+
 // kubectl runs kubectl with KUBECONFIG pointing at the sandbox and kubectl-spark on PATH, so
 // `kubectl spark ...` finds the plugin as a user's kubectl does.
 func (s *sandbox) kubectl(t *testing.T, env []string, args ...string) result {

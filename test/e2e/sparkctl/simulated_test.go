@@ -130,6 +130,8 @@ spec:
 		})
 	})
 
+	t.Run("staging to S3 and GCS", func(t *testing.T) { testStaging(t, s) })
+
 	t.Run("HADOOP_CONF_DIR becomes a mounted ConfigMap that goes with the application", func(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "hadoop", "core-site.xml"), "<configuration><property><name>fs.defaultFS</name><value>hdfs://namenode:8020</value></property></configuration>\n")
