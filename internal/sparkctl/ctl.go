@@ -193,7 +193,7 @@ application followed by create --follow failed.`,
 	pf.StringVar(&c.conn.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file")
 	pf.StringVar(&c.conn.Context, "context", "", "the kubeconfig context to use")
 	pf.StringVarP(&c.conn.Namespace, "namespace", "n", "", "the namespace (default: the context's)")
-	pf.BoolVarP(&c.allNamespaces, "all-namespaces", "A", false, "every namespace (list, event)")
+	pf.BoolVarP(&c.allNamespaces, "all-namespaces", "A", false, "every namespace (list)")
 	pf.StringVarP(&c.output, "output", "o", "", "output format: json or yaml (default: a table or text)")
 	root.AddCommand(c.createCmd(), c.listCmd(), c.statusCmd(), c.eventCmd(), c.logCmd(), c.forwardCmd(), c.deleteCmd())
 	return root
