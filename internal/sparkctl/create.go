@@ -35,7 +35,7 @@ type createOptions struct {
 func (c *cli) createCmd() *cobra.Command {
 	var o createOptions
 	cmd := &cobra.Command{
-		Use:   "create -f FILE | create [NAME] --from SCHEDULED",
+		Use:   "create (-f FILE | [NAME] --from SCHEDULED)",
 		Short: "Create applications from a file, or run a ScheduledSparkApplication now",
 		Long: `Create the SparkApplications, ScheduledSparkApplications and SparkConnects in FILE
 ("-" reads stdin), or, with --from, run a ScheduledSparkApplication now: the run is made as

@@ -99,6 +99,12 @@ func TestStatus(t *testing.T) {
 	failed.Status.AppState.ErrorMessage = "java.lang.ClassNotFoundException: org.example.Missing"
 	ssa := scheduled("default", "nightly")
 	ssa.Status = v1beta2.ScheduledSparkApplicationStatus{ScheduleState: v1beta2.ScheduleStateScheduled, LastRunName: "nightly-1", PastSuccessfulRunNames: []string{"nightly-1"}, NextRun: metav1.NewTime(now.Add(time.Hour))}
+	sc := &v1alpha1.SparkConnect{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.KindSparkConnect},
+		ObjectMeta: metav1.ObjectMeta{Name: "shell", Namespace: "default"},
+		Status: v1alpha1.SparkConnectStatus{State: v1alpha1.StateReady, Executors: map[string]int{"running": 2},
+			Server: v1alpha1.SparkConnectServerStatus{PodName: "shell-server", PodIP: "10.0.0.7", ServiceName: "shell-svc"}},
+	}
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -117,12 +123,13 @@ func TestStatus(t *testing.T) {
 		{"not yet seen by the operator", []string{"status", "fresh"}, 0, []string{"State:        NEW", "fresh-driver (no such pod)", "the operator to submit it"}},
 		{"failed says why", []string{"status", "broken"}, 0, []string{"State:      FAILED", "Error:      java.lang.ClassNotFoundException: org.example.Missing"}},
 		{"scheduled", []string{"status", "scheduledsparkapp/nightly"}, 0, []string{"Schedule:        0 3 * * *", "Last run:        nightly-1", "Succeeded runs:  nightly-1"}},
+		{"spark connect", []string{"status", "sparkconnect/shell"}, 0, []string{"State:      Ready", "Server:     shell-server 10.0.0.7", "Service:    shell-svc (port 15002)", "Executors:  2 running"}},
 		{"unknown application", []string{"status", "nope"}, ExitError, []string{`error: SparkApplication "nope" not found in namespace "default"`}},
 		{"unknown kind", []string{"status", "job/x"}, ExitUsage, []string{`unknown kind "job"`}},
 		{"no name", []string{"status"}, ExitUsage, []string{"accepts 1 arg(s), received 0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, running, submitted, fresh, failed, ssa,
+			f := newFixture(t, running, submitted, fresh, failed, ssa, sc,
 				driverPod("default", "pi-driver", corev1.PodRunning), driverPod("default", "stuck-driver", corev1.PodPending))
 			out, errOut, code := f.run(tc.args...)
 			require.Equal(t, tc.wantCode, code, "stdout: %s\nstderr: %s", out, errOut)
