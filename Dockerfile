@@ -15,12 +15,17 @@ COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/sparkhooks ./cmd/sparkhooks
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/sparkhooks ./cmd/sparkhooks && \
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+    go build -trimpath -ldflags "-s -w" -o /out/kubectl-spark ./cmd/kubectl-spark
 
 # static-debian12 holds CA certificates, tzdata and /etc/passwd entries for nonroot (65532), and
 # no shell or package manager.
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/sparkhooks /sparkhooks
+# The kubectl plugin, for `docker cp` or an init container that puts it on a PATH
+# (docs/sparkctl.md); `sparkhooks ctl` runs the same commands.
+COPY --from=build /out/kubectl-spark /kubectl-spark
 USER 65532:65532
 # 8080: hooks, probes, metrics; 8443: the admission webhook (TLS).
 EXPOSE 8080 8443

@@ -6,7 +6,7 @@ VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || ec
 IMAGE          ?= ghcr.io/sparkhooks/sparkhooks:$(VERSION)
 E2EFLAGS       ?=
 
-.PHONY: run test bench lint generate build image chart-check e2e memload spark-images
+.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): a one-node cluster where kubectl apply
 ## runs sparkhooks and real Spark (simulated pods until `make spark-images`); RUNFLAGS passes flags
@@ -36,9 +36,14 @@ generate:
 	$(GO) run ./hack/crdtrim crds
 	hack/helm-sync-crds.sh
 
-## build: a static binary in bin/
+## build: static binaries in bin/: sparkhooks and the kubectl plugin kubectl-spark (docs/sparkctl.md)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/sparkhooks ./cmd/sparkhooks
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/kubectl-spark ./cmd/kubectl-spark
+
+## krew: bin/krew/spark.yaml and the kubectl-spark archive it names, for kubectl krew install --manifest --archive
+krew: build
+	VERSION=$(VERSION) hack/krew.sh
 
 ## image: the container image (needs a Docker engine; CI has none)
 image:

@@ -194,6 +194,8 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 			return err
 		}
 		env.API.SetLogSource(kubelet.Logs)
+		// Pods are on a bridge this machine routes to: port forwarding dials their IPs.
+		env.API.SetPortDialer(localcluster.PodIPDialer(client))
 		goRun("kubelet", kubelet.Run)
 		mode = fmt.Sprintf("EXECUTED: pods run as local processes on the images in %s, on the pod network %s.", o.images, network.Subnet)
 	}

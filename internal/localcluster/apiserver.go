@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -28,6 +29,7 @@ import (
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -61,6 +63,8 @@ type APIServer struct {
 
 	tokens *serviceAccountTokens
 	logs   *logSources
+	// forwards serves pods/portforward through the registered PortDialer.
+	forwards *portForwardREST
 
 	cancel context.CancelFunc
 	done   chan error
@@ -78,8 +82,8 @@ func StartAPIServer(ctx context.Context, dir, etcdURL, addr string, servingIPs .
 	if err != nil {
 		return nil, fmt.Errorf("the API server cannot listen on %s: %w", addr, err)
 	}
-	tokens, logs := newServiceAccountTokens(), &logSources{}
-	server, err := newAPIServer(listener, dir, etcdURL, tokens, logs, servingIPs)
+	tokens, logs, forwards := newServiceAccountTokens(), &logSources{}, &portForwardREST{}
+	server, err := newAPIServer(listener, dir, etcdURL, tokens, logs, forwards, servingIPs)
 	if err != nil {
 		listener.Close()
 		return nil, err
@@ -93,7 +97,7 @@ func StartAPIServer(ctx context.Context, dir, etcdURL, addr string, servingIPs .
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &APIServer{
 		Config: server.GenericAPIServer.LoopbackClientConfig, Address: listener.Addr().String(), ServingCA: servingCA,
-		tokens: tokens, logs: logs, cancel: cancel, done: make(chan error, 1),
+		tokens: tokens, logs: logs, forwards: forwards, cancel: cancel, done: make(chan error, 1),
 	}
 	prepared := server.GenericAPIServer.PrepareRun()
 	go func() { s.done <- prepared.RunWithContext(runCtx) }()
@@ -129,6 +133,11 @@ func (s *APIServer) ServiceAccountToken(ctx context.Context, namespace, name str
 	return s.tokens.ServiceAccountToken(ctx, namespace, name)
 }
 
+// SetPortDialer makes pods/portforward connect with dial, as kube-apiserver asks a node's kubelet.
+func (s *APIServer) SetPortDialer(dial PortDialer) {
+	s.forwards.dialer.Store(&dial)
+}
+
 // SetLogSource makes pods/log answer from source, as kube-apiserver asks a node's kubelet.
 func (s *APIServer) SetLogSource(source LogSource) {
 	s.logs.source.Store(&source)
@@ -144,7 +153,7 @@ func (s *APIServer) ClientConfig() *restclient.Config {
 	return cfg
 }
 
-func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAccountTokens, logs *logSources, servingIPs []net.IP) (*apiextensionsapiserver.CustomResourceDefinitions, error) {
+func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAccountTokens, logs *logSources, forwards *portForwardREST, servingIPs []net.IP) (*apiextensionsapiserver.CustomResourceDefinitions, error) {
 	opts := crdoptions.NewCustomResourceDefinitionsServerOptions(io.Discard, io.Discard)
 	recommended := opts.RecommendedOptions
 
@@ -186,6 +195,11 @@ func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAcc
 	if err := recommended.Etcd.ApplyTo(&config.Config); err != nil {
 		return nil, fmt.Errorf("etcd options: %w", err)
 	}
+	// Streams that last as long as the user wants them (kubectl logs -f, port-forward) are
+	// long-running requests, as kube-apiserver counts them: the request timeout (60 s) would
+	// cut them.
+	config.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(
+		sets.NewString("watch", "proxy"), sets.NewString("attach", "exec", "proxy", "log", "portforward"))
 	if err := recommended.SecureServing.ApplyToConfig(&config.Config); err != nil {
 		return nil, fmt.Errorf("serving options: %w", err)
 	}
@@ -240,7 +254,7 @@ func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAcc
 	if err != nil {
 		return nil, fmt.Errorf("creating the API server: %w", err)
 	}
-	if err := installBuiltinGroups(server.GenericAPIServer, recommended.Etcd, config, builtinScheme, builtinCodecs, logs); err != nil {
+	if err := installBuiltinGroups(server.GenericAPIServer, recommended.Etcd, config, builtinScheme, builtinCodecs, logs, forwards); err != nil {
 		return nil, err
 	}
 	return server, nil
@@ -249,7 +263,7 @@ func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAcc
 // installBuiltinGroups serves the built-in kinds (core/v1 at /api, the other groups at /apis)
 // from generic registry stores in the same etcd.
 func installBuiltinGroups(server *genericapiserver.GenericAPIServer, etcd *genericoptions.EtcdOptions, config *genericapiserver.RecommendedConfig,
-	scheme *runtime.Scheme, codecs serializer.CodecFactory, logs *logSources,
+	scheme *runtime.Scheme, codecs serializer.CodecFactory, logs *logSources, forwards *portForwardREST,
 ) error {
 	storageConfig := etcd.StorageConfig
 	storageConfig.Codec = codecs.LegacyCodec(builtinGroupVersions...)
@@ -272,6 +286,7 @@ func installBuiltinGroups(server *genericapiserver.GenericAPIServer, etcd *gener
 		}
 	}
 	groups[corev1.GroupName].VersionedResourcesStorageMap["v1"]["pods/log"] = &podLogREST{sources: logs}
+	groups[corev1.GroupName].VersionedResourcesStorageMap["v1"]["pods/portforward"] = forwards
 	for _, gv := range builtinGroupVersions {
 		install := server.InstallAPIGroup
 		if gv.Group == corev1.GroupName {

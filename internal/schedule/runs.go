@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -209,4 +210,21 @@ type foreignObject struct {
 	Kind       string          `json:"kind"`
 	Metadata   runMeta         `json:"metadata"`
 	Spec       json.RawMessage `json:"spec,omitempty"`
+}
+
+// NewRun is the run of ssa scheduled at at, as the sync hook asks Metacontroller to create it:
+// its name, namespace, labels, scheduled-time annotation and the template as spec. A run made
+// elsewhere from it (sparkctl's "run now") is one the hook recognises and keeps in its history;
+// making it a child is the caller's part (a controller owner reference to ssa and, as
+// Metacontroller's generated selector requires, the controller-uid label).
+func NewRun(ssa *v1beta2.ScheduledSparkApplication, at time.Time) *v1beta2.SparkApplication {
+	obj := newRunBuilder(ssa).build(runName(ssa.Name, at), at)
+	return &v1beta2.SparkApplication{
+		TypeMeta: metav1.TypeMeta{APIVersion: obj.APIVersion, Kind: obj.Kind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: obj.Metadata.Name, Namespace: obj.Metadata.Namespace,
+			Labels: maps.Clone(obj.Metadata.Labels), Annotations: obj.Metadata.Annotations,
+		},
+		Spec: *obj.Spec.DeepCopy(),
+	}
 }

@@ -1,0 +1,158 @@
+//go:build e2e
+
+package sparkctl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// The object stores the staging tests upload to, built from their Go modules at pinned versions
+// (go install verifies them against go.sum's checksum database) and kept under .cache/tools, as
+// the machines that run the tests reach the Go module proxy but not the stores' download sites.
+// MinIO is the S3-compatible server most S3 users run outside AWS (its last release before the
+// project froze); fake-gcs-server is the GCS emulator cloud.google.com/go/storage's own docs
+// point to, speaking the JSON API and the upload protocols the SDK uses.
+const (
+	minioModule = "github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
+	fakeGCS     = "github.com/fsouza/fake-gcs-server@v1.56.1"
+)
+
+// tool builds module into .cache/tools/<module version>/ once and returns the binary.
+func tool(t *testing.T, module string) string {
+	t.Helper()
+	path, _, _ := strings.Cut(module, "@")
+	dir, err := filepath.Abs(filepath.Join(".cache", "tools", filepath.Base(module)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary := filepath.Join(dir, filepath.Base(path))
+	if _, err := os.Stat(binary); err == nil {
+		return binary
+	}
+	begin := time.Now()
+	cmd := exec.Command("go", "install", "-trimpath", "-ldflags", "-s -w", module)
+	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-buildvcs=false", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install %s: %v\n%s", module, err, out)
+	}
+	t.Logf("built %s in %s", module, time.Since(begin).Round(time.Second))
+	return binary
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startServer runs a store until the test ends and waits until url answers 200.
+func startServer(t *testing.T, name, url string, env []string, binary string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	log := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			t.Fatalf("%s exited: %v\n%s", name, err, log)
+		default:
+		}
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not answer %s:\n%s", name, url, log)
+		}
+	}
+}
+
+// minio starts a MinIO server with one bucket and returns its endpoint and a client.
+func minio(t *testing.T, bucket string) (string, *awss3.Client) {
+	t.Helper()
+	binary := tool(t, minioModule)
+	port, console := freePort(t), freePort(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	startServer(t, "minio", endpoint+"/minio/health/ready",
+		[]string{"MINIO_ROOT_USER=sparkctl", "MINIO_ROOT_PASSWORD=sparkctl-secret", "MINIO_BROWSER=off"},
+		binary, "server", t.TempDir(), "--address", fmt.Sprintf("127.0.0.1:%d", port), "--console-address", fmt.Sprintf("127.0.0.1:%d", console), "--quiet")
+	client := awss3.New(awss3.Options{
+		BaseEndpoint: aws.String(endpoint), Region: "us-east-1", UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider("sparkctl", "sparkctl-secret", ""),
+	})
+	if _, err := client.CreateBucket(t.Context(), &awss3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatalf("creating bucket %s: %v", bucket, err)
+	}
+	return endpoint, client
+}
+
+func s3Object(t *testing.T, client *awss3.Client, bucket, key string) string {
+	t.Helper()
+	out, err := client.GetObject(context.Background(), &awss3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("s3://%s/%s: %v", bucket, key, err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// gcsServer starts fake-gcs-server with one bucket and returns its host:port.
+func gcsServer(t *testing.T, bucket string) string {
+	t.Helper()
+	binary := tool(t, fakeGCS)
+	data := t.TempDir()
+	if err := os.Mkdir(filepath.Join(data, bucket), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	host := fmt.Sprintf("127.0.0.1:%d", port)
+	startServer(t, "fake-gcs-server", "http://"+host+"/storage/v1/b", nil, binary,
+		"-scheme", "http", "-host", "127.0.0.1", "-port", fmt.Sprint(port), "-public-host", host, "-external-url", "http://"+host,
+		"-backend", "memory", "-data", data, "-log-level", "warn")
+	return host
+}
+
+func gcsObject(t *testing.T, host, bucket, key string) (string, int) {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://%s/storage/v1/b/%s/o/%s?alt=media", host, bucket, strings.ReplaceAll(key, "/", "%2F")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return string(data), resp.StatusCode
+}
