@@ -645,7 +645,7 @@ metadata:
 spec:
   containers:
   - name: server
-    image: `+image401+`
+    image: ` + image401 + `
     command: [bash, /files/serve.sh]
     ports: [{containerPort: 8000}]
     readinessProbe: {tcpSocket: {port: 8000}, periodSeconds: 1}
