@@ -68,7 +68,9 @@ type Objects struct {
 	NetworkPolicy *networkingv1.NetworkPolicy // Spark 4.2's: only the application reaches its executors
 	ConfigMap     *corev1.ConfigMap           // spark.properties and the executor pod template
 	MetricsConfig *corev1.ConfigMap           // Prometheus metrics.properties and JMX exporter rules
-	DriverService *corev1.Service             // headless; executors reach the driver through it
+	// DriverService is headless; executors reach the driver through it. Nil when the
+	// application excludes Spark's DriverServiceFeatureStep (4.1+).
+	DriverService *corev1.Service
 	UIService     *corev1.Service
 	UIIngress     *networkingv1.Ingress
 	// PortServices and PortIngresses expose spec.driverIngressOptions, in spec order.
@@ -93,7 +95,9 @@ func (o *Objects) List() []any {
 	if o.MetricsConfig != nil {
 		out = append(out, o.MetricsConfig)
 	}
-	out = append(out, o.DriverService)
+	if o.DriverService != nil {
+		out = append(out, o.DriverService)
+	}
 	if o.UIService != nil {
 		out = append(out, o.UIService)
 	}

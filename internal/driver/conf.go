@@ -303,7 +303,9 @@ func (b *builder) featureStepProperties() {
 	c.set("spark.kubernetes.namespace", b.namespace())
 	c.set("spark.kubernetes.driver.pod.name", b.driverPodName)
 	c.set("spark.kubernetes.submitInDriver", "true")
-	c.set("spark.driver.host", b.driverServiceName+"."+b.namespace()+".svc")
+	if !b.excludesFeatureStep(driverServiceFeatureStep) {
+		c.set("spark.driver.host", b.driverServiceName+"."+b.namespace()+".svc")
+	}
 	// The image's entrypoint passes the bind address on the command line; a stale one in the
 	// file would only confuse whoever reads it.
 	delete(c, "spark.driver.bindAddress")

@@ -1,15 +1,9 @@
 package driver
 
 import (
-	"slices"
-
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-// networkPolicyFeatureStep is the class name a user lists in
-// spark.kubernetes.driver.pod.excludedFeatureSteps to turn Spark's policy off.
-const networkPolicyFeatureStep = "org.apache.spark.deploy.k8s.features.NetworkPolicyFeatureStep"
 
 // executorNetworkPolicy is Spark's NetworkPolicyFeatureStep (Spark 4.2, SPARK-55653): from 4.2
 // spark-submit creates, for every application, a policy that lets only the application's own
@@ -21,7 +15,7 @@ func (b *builder) executorNetworkPolicy() {
 	if !b.opts.NetworkPolicies || !b.version.atLeast(4, 2) {
 		return
 	}
-	if slices.Contains(splitList(b.conf.get("spark.kubernetes.driver.pod.excludedFeatureSteps")), networkPolicyFeatureStep) {
+	if b.excludesFeatureStep(networkPolicyFeatureStep) {
 		return
 	}
 	appID := b.sub.AppID

@@ -1,14 +1,34 @@
 package driver
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
+// Spark's feature steps an application can leave out (spark.kubernetes.driver.pod.
+// excludedFeatureSteps, Spark 4.1) that the builder stands in for.
+const (
+	driverServiceFeatureStep = "org.apache.spark.deploy.k8s.features.DriverServiceFeatureStep"
+	networkPolicyFeatureStep = "org.apache.spark.deploy.k8s.features.NetworkPolicyFeatureStep"
+)
+
+// excludesFeatureStep reports whether the application leaves out one of Spark's driver feature
+// steps, which Spark honours from 4.1.
+func (b *builder) excludesFeatureStep(step string) bool {
+	return b.version.atLeast(4, 1) && slices.Contains(splitList(b.conf.get("spark.kubernetes.driver.pod.excludedFeatureSteps")), step)
+}
+
 // driverService is Spark's DriverServiceFeatureStep: the headless Service whose name is the
-// first label of spark.driver.host, through which executors reach the driver.
+// first label of spark.driver.host, through which executors reach the driver. An application
+// that excludes the step (with spark.kubernetes.executor.useDriverPodIP, executors dial the
+// driver's Pod IP) gets neither the Service nor a spark.driver.host naming it.
 func (b *builder) driverService() {
+	if b.excludesFeatureStep(driverServiceFeatureStep) {
+		return
+	}
 	c := b.conf
 	labels := prefixed(c, "spark.kubernetes.driver.service.label.")
 	if labels == nil {

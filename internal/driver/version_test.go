@@ -139,3 +139,35 @@ func TestDefaultServiceAccount(t *testing.T) {
 		})
 	}
 }
+
+// TestExcludedDriverServiceFeatureStep: from Spark 4.1 an application may leave out
+// DriverServiceFeatureStep (Spark's "SPARK-53944: Run SparkPi without driver service", with
+// spark.kubernetes.executor.useDriverPodIP): no headless Service, and no spark.driver.host
+// naming one. Older Spark ignores the list, so the Service stays.
+func TestExcludedDriverServiceFeatureStep(t *testing.T) {
+	exclude := withConf("spark.kubernetes.driver.pod.excludedFeatureSteps", driverServiceFeatureStep,
+		"spark.kubernetes.executor.useDriverPodIP", "true")
+	for _, tc := range []struct {
+		version string
+		service bool
+	}{
+		{"4.0.1", true},
+		{"4.1.1", false},
+		{"4.3.0", false},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			objs := build(t, newApp(withVersion(tc.version), exclude), Options{})
+			host, hasHost := sparkProps(t, objs)["spark.driver.host"]
+			if tc.service {
+				require.NotNil(t, objs.DriverService)
+				assert.Equal(t, "pi-driver-svc.team-a.svc", host)
+				return
+			}
+			assert.Nil(t, objs.DriverService)
+			assert.False(t, hasHost, "spark.driver.host %q names a Service that is not made", host)
+			for _, obj := range objs.List() {
+				assert.NotNil(t, obj)
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -691,4 +692,93 @@ spec:
 	r.expectLog(t, "Run SparkRemoteFileTest using a remote data file", "Mounting of pagerank_data.txt was true")
 	archive := runIT(t, n, "remote-archive", manifest("remote-archive", "test_tar_gz/deps.txt"))
 	archive.expectLog(t, "SPARK-33615: Launcher client archives", "Mounting of test_tar_gz/deps.txt was true")
+}
+
+// TestSparkITWithoutDriverService ports BasicTestsSuite's "SPARK-53944: Run SparkPi without
+// driver service" (Spark 4.1+): the application leaves out DriverServiceFeatureStep and its
+// executors dial the driver's Pod IP, so no headless driver Service is made.
+func TestSparkITWithoutDriverService(t *testing.T) {
+	n := newNamespace(t, "it-nosvc")
+	r := runIT(t, n, "no-driver-svc", `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: no-driver-svc
+spec:
+  type: Scala
+  sparkVersion: 4.3.0
+  image: apache/spark:4.3.0
+  mainClass: org.apache.spark.examples.SparkPi
+  mainApplicationFile: local:///opt/spark/examples/jars/spark-examples_2.13-4.3.0.jar
+  sparkConf:
+    spark.kubernetes.driver.pod.excludedFeatureSteps: org.apache.spark.deploy.k8s.features.DriverServiceFeatureStep
+    spark.kubernetes.executor.useDriverPodIP: "true"
+  driver:
+    coreRequest: 200m
+    memory: 1g
+    serviceAccount: spark
+  executor:
+    instances: 1
+    cores: 1
+    coreRequest: 200m
+    memory: 1g
+`)
+	r.expectLog(t, "SPARK-53944: Run SparkPi without driver service", "Pi is roughly 3")
+	r.executorPods(t)
+	if _, err := n.core.CoreV1().Services(n.name).Get(context.Background(), "no-driver-svc-driver-svc", metav1.GetOptions{}); err == nil {
+		t.Errorf("SPARK-53944: the driver Service was made although DriverServiceFeatureStep is excluded")
+	}
+}
+
+// TestSparkITStatefulSetAllocation ports BasicTestsSuite's "Run SparkPi with no resources &
+// statefulset allocation" (the driver creates its executors through a StatefulSet, and deletes
+// it when it stops) and "Use SparkLauncher.NO_RESOURCE" (no primary resource: the main class
+// comes from spec.deps.jars).
+func TestSparkITStatefulSetAllocation(t *testing.T) {
+	n := newNamespace(t, "it-sts")
+	r := runIT(t, n, "sts-pi", `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: sts-pi
+spec:
+  type: Scala
+  sparkVersion: 4.0.1
+  image: `+image401+`
+  mainClass: org.apache.spark.examples.SparkPi
+  deps:
+    jars: [`+jar401+`]
+  sparkConf:
+    spark.kubernetes.allocation.pods.allocator: statefulset
+  driver:
+    coreRequest: 200m
+    memory: 1g
+    serviceAccount: spark
+  executor:
+    instances: 1
+    cores: 1
+    coreRequest: 200m
+    memory: 1g
+`)
+	r.expectLog(t, "Run SparkPi with no resources & statefulset allocation", "Pi is roughly 3")
+	r.expectLog(t, "Use SparkLauncher.NO_RESOURCE", "Pi is roughly 3")
+	for _, pod := range r.executorPods(t) {
+		basicPodCheck(t, pod, "spark-kubernetes-executor", image401, jvm1g)
+		if owner := metav1.GetControllerOf(pod); owner == nil || owner.Kind != "StatefulSet" {
+			t.Errorf("statefulset allocation: executor %s is controlled by %+v, want a StatefulSet", pod.Name, owner)
+		}
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		sets, err := n.core.AppsV1().StatefulSets(n.name).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sets.Items) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("statefulset allocation: %d StatefulSets left 3 minutes after completion", len(sets.Items))
+			break
+		}
+		time.Sleep(time.Second)
+	}
 }
