@@ -1,0 +1,278 @@
+package sparkapp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/kueue"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// Kueue's kinds as Metacontroller files them in a request.
+var (
+	// keyWorkload is declared only where the operator enables Kueue; its presence in a request
+	// is the switch.
+	keyWorkload       = metacontroller.Key(kueue.KindWorkload, kueue.APIVersion)
+	keyResourceFlavor = metacontroller.Key(kueue.KindResourceFlavor, kueue.APIVersion)
+	keyPriorityClass  = metacontroller.Key("PriorityClass", "scheduling.k8s.io/v1")
+)
+
+// condQueued is true while the application waits for Kueue to admit its Workload, with Kueue's
+// reason and message; false (reason Admitted) once the current attempt runs under an admission.
+const (
+	condQueued     = "Queued"
+	reasonAdmitted = "Admitted"
+	// annotationSpecHash marks the spec a Workload was built for: a Workload's pod sets cannot
+	// change, so one built for another spec is replaced, not updated.
+	annotationSpecHash = "sparkoperator.k8s.io/spec-hash"
+)
+
+// queue is a queued application's view of Kueue in one request.
+type queue struct {
+	name     string          // the LocalQueue, from the queue-name label
+	workload string          // the Workload's name
+	observed *kueue.Observed // nil when the request shows no Workload of that name
+	raw      json.RawMessage
+	// placeErr is why an admitted Workload's placement cannot be applied yet.
+	placeErr error
+}
+
+// newQueue reads the queue of an application: nil when it is not queued, because the operator
+// does not enable Kueue (the registration declares no Workload child) or the application has
+// no queue-name label.
+func newQueue(in *input) (*queue, error) {
+	if _, enabled := in.children[keyWorkload]; !enabled {
+		return nil, nil
+	}
+	name := in.app.Labels[kueue.QueueNameLabel]
+	if name == "" {
+		return nil, nil
+	}
+	q := &queue{name: name, workload: kueue.WorkloadName("sparkapplication", in.app.Name)}
+	if raw, ok := in.children[keyWorkload][q.workload]; ok {
+		obs, err := kueue.Observe(raw)
+		if err != nil {
+			return nil, requestErrorf("%w", err)
+		}
+		q.observed, q.raw = obs, raw
+	}
+	return q, nil
+}
+
+// admitted is true when the observed Workload is admitted.
+func (q *queue) admitted() bool { return q != nil && q.observed != nil && q.observed.Admitted() }
+
+// applyAdmission adds to the spec, decoded for this sync alone, what the admission grants: the
+// flavors' node labels and tolerations and the admission checks' pod-set updates on driver and
+// executors, and under partial admission the admitted executor count as the dynamic-allocation
+// ceiling. Every sync of the attempt applies the same admission, so its objects stay the same.
+func (d *decider) applyAdmission() {
+	q := d.queue
+	if !q.admitted() {
+		return
+	}
+	flavors, err := kueue.DecodeFlavors(d.in.related[keyResourceFlavor])
+	if err != nil {
+		q.placeErr = err
+		return
+	}
+	spec := &d.spec.Spec
+	for _, role := range []struct {
+		podSet string
+		pod    *v1beta2.SparkPodSpec
+	}{{kueue.PodSetDriver, &spec.Driver.SparkPodSpec}, {kueue.PodSetExecutor, &spec.Executor.SparkPodSpec}} {
+		p, err := q.observed.Placement(role.podSet, flavors)
+		if err != nil {
+			q.placeErr = err
+			return
+		}
+		role.pod.NodeSelector = mergeLabels(role.pod.NodeSelector, p.NodeSelector)
+		role.pod.Tolerations = append(slices.Clone(role.pod.Tolerations), p.Tolerations...)
+		role.pod.Labels = mergeLabels(role.pod.Labels, p.Labels)
+		role.pod.Annotations = mergeLabels(role.pod.Annotations, p.Annotations)
+	}
+	if da := spec.DynamicAllocation; da != nil && da.Enabled && da.MaxExecutors != nil {
+		admitted := q.observed.AdmittedCount(kueue.PodSetExecutor)
+		for _, v := range []*int32{da.InitialExecutors, da.MinExecutors, da.MaxExecutors} {
+			if v != nil && *v > admitted {
+				*v = admitted
+			}
+		}
+	}
+}
+
+func mergeLabels(dst, add map[string]string) map[string]string {
+	if len(add) == 0 {
+		return dst
+	}
+	out := maps.Clone(dst)
+	if out == nil {
+		out = make(map[string]string, len(add))
+	}
+	maps.Copy(out, add)
+	return out
+}
+
+// queueAdmits is the queue's gate in front of every submission. It is true when the Workload is
+// admitted and its placement known; otherwise it parks the application in SUSPENDED with the
+// Queued condition saying why, its Workload created or kept (a spent one is left out, which
+// deletes it and frees its quota; the next sync creates a fresh one).
+func (d *decider) queueAdmits() bool {
+	q := d.queue
+	if q == nil {
+		return true
+	}
+	obs := q.observed
+	switch {
+	case obs == nil:
+		wl, reason, msg := d.buildWorkload()
+		if wl == nil {
+			d.parkQueued(reason, msg)
+			return false
+		}
+		d.workload = wl
+		d.parkQueued("Pending", fmt.Sprintf("Workload %s created in LocalQueue %s; waiting for Kueue", q.workload, q.name))
+	case obs.Spent():
+		reason, msg := obs.Message()
+		d.parkQueued(conditionReason(reason), fmt.Sprintf("Workload %s is spent (%s); it is deleted to free its quota and a new one is queued", q.workload, msg))
+	case obs.QueueName != q.name || d.workloadSpecHash() != d.hash:
+		d.parkQueued("Requeueing", fmt.Sprintf("Workload %s was queued for another spec or LocalQueue (%s); a new one replaces it", q.workload, obs.QueueName))
+	case !obs.Admitted():
+		d.workload = metacontroller.AsAnswered(q.raw)
+		reason, msg := obs.Message()
+		d.parkQueued(conditionReason(reason), msg)
+	case q.placeErr != nil:
+		d.workload = metacontroller.AsAnswered(q.raw)
+		d.parkQueued("PlacementUnknown", q.placeErr.Error())
+	default:
+		d.workload = metacontroller.AsAnswered(q.raw)
+		d.setCondition(condQueued, metav1.ConditionFalse, reasonAdmitted,
+			fmt.Sprintf("Workload %s admitted by Kueue", q.workload), d.now)
+		return true
+	}
+	return false
+}
+
+// parkQueued holds the application in SUSPENDED, Kubeflow's state for an application that may
+// not run yet, with Kueue's word for why in the Queued condition.
+func (d *decider) parkQueued(reason, msg string) {
+	d.setState(v1beta2.ApplicationStateSuspended, "")
+	d.setCondition(condQueued, metav1.ConditionTrue, reason, msg, d.now)
+}
+
+// workloadSpecHash is the spec hash the observed Workload was built for.
+func (d *decider) workloadSpecHash() string {
+	var wl struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(d.queue.raw, &wl); err != nil {
+		return ""
+	}
+	return wl.Metadata.Annotations[annotationSpecHash]
+}
+
+// buildWorkload builds the Workload of the spec as it is, before any admission. A nil Workload
+// comes with the reason it cannot be built yet.
+func (d *decider) buildWorkload() (wl any, reason, msg string) {
+	opts := d.buildOptions()
+	opts.PodSets = true
+	objs, err := driver.Build(d.spec, d.nextSubmission(), opts)
+	if err != nil {
+		return nil, reasonBuildFailed, err.Error()
+	}
+	q := d.queue
+	w := &kueue.Workload{
+		APIVersion: kueue.APIVersion,
+		Kind:       kueue.KindWorkload,
+		Metadata: metav1.ObjectMeta{
+			Name:        q.workload,
+			Namespace:   d.in.app.Namespace,
+			Labels:      map[string]string{driver.LabelAppName: d.in.app.Name},
+			Annotations: map[string]string{annotationSpecHash: d.hash},
+		},
+		Spec: kueue.WorkloadSpec{PodSets: objs.PodSets, QueueName: q.name},
+	}
+	// Kueue orders and preempts by the Workload's priority, which it reads from the spec, not
+	// from the pods: the value comes from the PriorityClass the customize hook asked for.
+	if pc := objs.DriverPod.Spec.PriorityClassName; pc != "" {
+		value, err := d.priorityValue(pc)
+		if err != nil {
+			return nil, "PriorityClassNotFound", err.Error()
+		}
+		w.Spec.PriorityClassRef = kueue.PodPriorityClassRef(pc)
+		w.Spec.Priority = &value
+	}
+	return w, "", ""
+}
+
+var errNoPriorityClass = errors.New("not among the related objects")
+
+func (d *decider) priorityValue(name string) (int32, error) {
+	for key, raw := range d.in.related[keyPriorityClass] {
+		if key != name && !strings.HasSuffix(key, "/"+name) {
+			continue
+		}
+		var pc struct {
+			Value int32 `json:"value"`
+		}
+		if err := json.Unmarshal(raw, &pc); err != nil {
+			return 0, fmt.Errorf("decode PriorityClass %s: %w", name, err)
+		}
+		return pc.Value, nil
+	}
+	return 0, fmt.Errorf("PriorityClass %s, which the driver names, is %w (does it exist?)", name, errNoPriorityClass)
+}
+
+// admissionLost is true when the current attempt started under an admission that is gone: the
+// Workload was evicted (preempted, deactivated), finished, or deleted.
+func (d *decider) admissionLost() bool {
+	if d.queue == nil {
+		return false
+	}
+	c := d.condition(condQueued)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reasonAdmitted {
+		return false // started before the application was queued: it runs on as it started
+	}
+	return !d.queue.admitted()
+}
+
+// evicted ends an attempt whose admission is gone: its driver goes, so do the executors it
+// owns, and the application waits in the queue again. The attempt is not counted against the
+// restart policy's retries.
+func (d *decider) evicted() {
+	reason, msg := "WorkloadDeleted", fmt.Sprintf("Workload %s was deleted", d.queue.workload)
+	if obs := d.queue.observed; obs != nil {
+		reason, msg = obs.Message()
+	}
+	d.decision.RestartReason = "Evicted"
+	if d.status.ExecutionAttempts > 0 {
+		d.status.ExecutionAttempts--
+	}
+	d.suspend()
+	d.setCondition(condQueued, metav1.ConditionTrue, conditionReason(reason),
+		fmt.Sprintf("the attempt was stopped by Kueue and waits in LocalQueue %s again: %s", d.queue.name, msg), d.now)
+	d.removeCondition(condDriverRequested, condDriverStarted, condDriverReady, condExecutorsReady, condDriverMissing, condTimedOut)
+}
+
+// queueChildren adds the Workload to the answer: the one the gate created or kept, else the
+// observed one while an attempt runs under it and in the sync that ends that attempt (whose
+// status may not have reached the next sync's input yet; see releaseChildren). Anywhere else a
+// Workload is left out, which deletes it and frees its quota at once.
+func (d *decider) queueChildren() {
+	if d.workload == nil && d.queue != nil && d.queue.observed != nil && activeStates[d.decision.From] && !d.queue.observed.Deleting {
+		d.workload = metacontroller.AsAnswered(d.queue.raw)
+	}
+	if d.workload != nil {
+		d.children = append(d.children, d.workload)
+	}
+}
