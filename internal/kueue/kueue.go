@@ -125,7 +125,7 @@ type observedWorkload struct {
 			} `json:"podSetAssignments"`
 		} `json:"admission"`
 		AdmissionChecks []struct {
-			Name          string          `json:"name"`
+			Name          string         `json:"name"`
 			PodSetUpdates []PodSetUpdate `json:"podSetUpdates"`
 		} `json:"admissionChecks"`
 	} `json:"status"`

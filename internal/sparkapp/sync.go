@@ -67,8 +67,8 @@ type decider struct {
 
 	status   v1beta2.SparkApplicationStatus // next status; starts as the observed one
 	children []any
-	queue    *queue // nil unless queued with Kueue
-	workload any    // the Workload child of the answer, when the queue decided one
+	queue    *queue    // nil unless queued with Kueue
+	workload any       // the Workload child of the answer, when the queue decided one
 	deadline time.Time // nearest instant at which a decision changes by itself
 	decision Decision
 }
