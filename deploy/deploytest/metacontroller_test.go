@@ -98,6 +98,9 @@ var (
 	volcanoPodGroups          = child("scheduling.volcano.sh/v1beta1", "podgroups", "InPlace")
 	schedulerPluginsPodGroups = child("scheduling.x-k8s.io/v1alpha1", "podgroups", "InPlace")
 	driverPDBs                = child("policy/v1", "poddisruptionbudgets", "InPlace")
+	// A Workload's pod sets are immutable and Kueue owns its status: sparkhooks never updates
+	// one, it replaces it.
+	kueueWorkloads = child("kueue.x-k8s.io/v1beta2", "workloads", "OnDelete")
 )
 
 func child(apiVersion, resource, method string) childResourceRule {

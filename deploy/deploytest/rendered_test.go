@@ -50,6 +50,7 @@ type rendering struct {
 	certManager bool
 	volcano     bool
 	driverPDBs  bool // metacontroller.driverPodDisruptionBudgets
+	kueue       bool // metacontroller.kueue
 	// schedulerPlugins: metacontroller.schedulerPluginsPodGroups and the batchScheduler values.
 	schedulerPlugins bool
 	serviceMonitor   bool
@@ -75,6 +76,7 @@ var renderings = []rendering{
 		certManager:      true,
 		volcano:          true,
 		driverPDBs:       true,
+		kueue:            true,
 		schedulerPlugins: true,
 		serviceMonitor:   true,
 		networkPolicy:    true,
@@ -360,6 +362,9 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	if c.r.driverPDBs {
 		optional = append(optional, driverPDBs)
 	}
+	if c.r.kueue {
+		optional = append(optional, kueueWorkloads)
+	}
 	checkSparkApplicationController(t, sparkApp, base, optional...)
 	scheduled := c.m.controllerFor("scheduledsparkapplications")
 	checkScheduledController(t, scheduled, base)
@@ -374,7 +379,8 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	// metacontroller/README.md says how to add these children without the chart; no static
 	// variant carries them.
 	gotSpec.ChildResources = slices.DeleteFunc(slices.Clone(gotSpec.ChildResources), func(r childResourceRule) bool {
-		return r.resourceRule == driverPDBs.resourceRule || r.resourceRule == schedulerPluginsPodGroups.resourceRule
+		return r.resourceRule == driverPDBs.resourceRule || r.resourceRule == schedulerPluginsPodGroups.resourceRule ||
+			r.resourceRule == kueueWorkloads.resourceRule
 	})
 	assert.Equal(t, wantSparkApp.Spec, gotSpec)
 	wantScheduled := staticBase.controllerFor("scheduledsparkapplications")
