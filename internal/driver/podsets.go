@@ -21,6 +21,9 @@ func (b *builder) podSets() error {
 	if b.executorPod == nil {
 		return buildErrorf("queueing with Kueue needs Spark 3.0 or later (executor pod templates)")
 	}
+	if da := b.spec.DynamicAllocation; da != nil && da.Enabled && da.MaxExecutors == nil {
+		return buildErrorf("queueing with Kueue under dynamic allocation needs spec.dynamicAllocation.maxExecutors: Kueue reserves quota for a known number of executors (maxExecutors, of which minExecutors may be admitted on their own under partial admission)")
+	}
 	exec := b.executorPod.DeepCopy()
 	res, err := b.executorResources()
 	if err != nil {
@@ -49,10 +52,9 @@ func (b *builder) podSets() error {
 
 // executorCounts are the executors a queue admits: the instances under static allocation; under
 // dynamic allocation maxExecutors, of which minExecutors (at least one) is enough to start.
-// Validation makes sure a queued application with dynamic allocation sets maxExecutors.
 func (b *builder) executorCounts() (count int32, minCount *int32) {
 	da := b.spec.DynamicAllocation
-	if da == nil || !da.Enabled || da.MaxExecutors == nil {
+	if da == nil || !da.Enabled {
 		return int32(b.initialExecutors()), nil
 	}
 	count = *da.MaxExecutors

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
@@ -134,6 +135,10 @@ func (d *decider) queueAdmits() bool {
 	switch {
 	case obs == nil:
 		wl, reason, msg := d.buildWorkload()
+		if wl == nil && reason == reasonBuildFailed {
+			d.failSpec(reasonBuildFailed, msg)
+			return false
+		}
 		if wl == nil {
 			d.parkQueued(reason, msg)
 			return false
@@ -184,6 +189,11 @@ func (d *decider) workloadSpecHash() string {
 // buildWorkload builds the Workload of the spec as it is, before any admission. A nil Workload
 // comes with the reason it cannot be built yet.
 func (d *decider) buildWorkload() (wl any, reason, msg string) {
+	// Not a spec error: the label is no part of the spec, and an edit of it must be seen again.
+	if errs := validation.IsDNS1123Subdomain(d.queue.name); len(errs) > 0 {
+		return nil, "InvalidQueueName", fmt.Sprintf("label %s=%q does not name a LocalQueue: %s",
+			kueue.QueueNameLabel, d.queue.name, strings.Join(errs, "; "))
+	}
 	opts := d.buildOptions()
 	opts.PodSets = true
 	objs, err := driver.Build(d.spec, d.nextSubmission(), opts)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -275,6 +276,60 @@ func TestScenarioKueueDynamicAllocationPartialAdmission(t *testing.T) {
 	w.settle()
 	require.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
 	assert.Contains(t, string(mustJSON(t, w.children[keyConfigMap])), `spark.dynamicAllocation.maxExecutors=4`, "Spark never asks for more executors than Kueue admitted")
+}
+
+func TestScenarioKueueBadInput(t *testing.T) {
+	t.Run("dynamic allocation without maxExecutors", func(t *testing.T) {
+		w := newWorld(t, queuedSparkPi+"  dynamicAllocation:\n    enabled: true\n")
+		w.enableKueue()
+		w.settle()
+		assert.Equal(t, v1beta2.ApplicationStateFailedSubmission, w.state())
+		assert.Contains(t, w.app.Status.AppState.ErrorMessage, "spec.dynamicAllocation.maxExecutors")
+		assert.Empty(t, w.created, "no Workload, no driver")
+	})
+	t.Run("Spark 2 has no executor pod templates", func(t *testing.T) {
+		w := newWorld(t, strings.ReplaceAll(queuedSparkPi, "3.5.3", "2.4.8"))
+		w.enableKueue()
+		w.settle()
+		assert.Equal(t, v1beta2.ApplicationStateFailedSubmission, w.state())
+		assert.Contains(t, w.app.Status.AppState.ErrorMessage, "Spark 3.0 or later")
+	})
+	t.Run("queue label that names no LocalQueue, then fixed", func(t *testing.T) {
+		w := newWorld(t, strings.Replace(queuedSparkPi, "queue-name: team-a", "queue-name: Team_A", 1))
+		w.enableKueue()
+		w.settle()
+		assert.Equal(t, v1beta2.ApplicationStateSuspended, w.state())
+		assert.Equal(t, "InvalidQueueName", condition(w, condQueued).Reason)
+		assert.Empty(t, w.created)
+		w.app.Labels[kueue.QueueNameLabel] = "team-a"
+		w.settle()
+		assert.NotNil(t, w.workloadObj(), "the fixed label is seen at once")
+	})
+	t.Run("PriorityClass that does not exist, then created", func(t *testing.T) {
+		w := newWorld(t, queuedSparkPi)
+		w.enableKueue()
+		delete(w.related[keyPriorityClass], "batch-high")
+		w.settle()
+		assert.Equal(t, "PriorityClassNotFound", condition(w, condQueued).Reason)
+		assert.Empty(t, w.created)
+		w.related[keyPriorityClass]["batch-high"] = batchHigh
+		w.settle()
+		assert.NotNil(t, w.workloadObj())
+	})
+	t.Run("admitted on a flavor the request does not carry yet", func(t *testing.T) {
+		w := newWorld(t, queuedSparkPi)
+		w.enableKueue()
+		w.settle()
+		w.kueueAdmit()
+		delete(w.related[keyResourceFlavor], "spot")
+		w.settle()
+		assert.Equal(t, v1beta2.ApplicationStateSuspended, w.state())
+		assert.Equal(t, "PlacementUnknown", condition(w, condQueued).Reason)
+		assert.False(t, w.hasDriver(), "never placed without the flavor's node labels")
+		w.related[keyResourceFlavor]["spot"] = spotFlavor
+		w.settle()
+		assert.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	})
 }
 
 func TestCustomizeAsksForFlavorsWhenQueued(t *testing.T) {
