@@ -101,7 +101,9 @@ func newDecider(in *input, now time.Time, cfg Config) *decider {
 	d.now = firstDecisionTime(in.app, d.now)
 	d.queue = in.queue
 	if d.queue == nil {
-		d.removeCondition(condQueued)
+		if d.condition(condQueued) != nil {
+			d.removeCondition(condQueued) // the label was removed, or the operator turned Kueue off
+		}
 	} else if d.invalid == "" {
 		d.applyAdmission()
 	}
