@@ -104,8 +104,9 @@ func PodPriorityClassRef(name string) *PriorityClassRef {
 // observedWorkload is the part of an observed Workload the decision reads.
 type observedWorkload struct {
 	Metadata struct {
-		Name              string       `json:"name"`
-		DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
+		Name              string            `json:"name"`
+		DeletionTimestamp *metav1.Time      `json:"deletionTimestamp"`
+		Annotations       map[string]string `json:"annotations"`
 	} `json:"metadata"`
 	Spec struct {
 		QueueName string `json:"queueName"`
@@ -148,8 +149,9 @@ type Observed struct {
 	Deleting bool
 	// Counts are the pod-set counts of the spec, by name.
 	Counts map[string]int32
-	conds  []metav1.Condition
-	raw    *observedWorkload
+	conds    []metav1.Condition
+	specHash string
+	raw      *observedWorkload
 }
 
 // Observe decodes an observed Workload child.
@@ -164,6 +166,7 @@ func Observe(raw []byte) (*Observed, error) {
 		Deleting:  wl.Metadata.DeletionTimestamp != nil,
 		Counts:    make(map[string]int32, len(wl.Spec.PodSets)),
 		conds:     wl.Status.Conditions,
+		specHash:  wl.Metadata.Annotations[AnnotationSpecHash],
 		raw:       &wl,
 	}
 	for _, ps := range wl.Spec.PodSets {

@@ -2,14 +2,9 @@ package sparkapp
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
@@ -21,9 +16,9 @@ import (
 var (
 	// keyWorkload is declared only where the operator enables Kueue; its presence in a request
 	// is the switch.
-	keyWorkload       = metacontroller.Key(kueue.KindWorkload, kueue.APIVersion)
-	keyResourceFlavor = metacontroller.Key(kueue.KindResourceFlavor, kueue.APIVersion)
-	keyPriorityClass  = metacontroller.Key("PriorityClass", "scheduling.k8s.io/v1")
+	keyWorkload       = kueue.KeyWorkload
+	keyResourceFlavor = kueue.KeyResourceFlavor
+	keyPriorityClass  = kueue.KeyPriorityClass
 )
 
 // condQueued is true while the application waits for Kueue to admit its Workload, with Kueue's
@@ -31,9 +26,6 @@ var (
 const (
 	condQueued     = "Queued"
 	reasonAdmitted = "Admitted"
-	// annotationSpecHash marks the spec a Workload was built for: a Workload's pod sets cannot
-	// change, so one built for another spec is replaced, not updated.
-	annotationSpecHash = "sparkoperator.k8s.io/spec-hash"
 )
 
 // queue is a queued application's view of Kueue in one request.
@@ -71,55 +63,12 @@ func newQueue(in *input) (*queue, error) {
 // admitted is true when the observed Workload is admitted.
 func (q *queue) admitted() bool { return q != nil && q.observed != nil && q.observed.Admitted() }
 
-// applyAdmission adds to the spec, decoded for this sync alone, what the admission grants: the
-// flavors' node labels and tolerations and the admission checks' pod-set updates on driver and
-// executors, and under partial admission the admitted executor count as the dynamic-allocation
-// ceiling. Every sync of the attempt applies the same admission, so its objects stay the same.
+// applyAdmission adds what the admission grants to the spec, decoded for this sync alone (see
+// kueue.ApplyAdmission); placeErr says when the placement is not known yet.
 func (d *decider) applyAdmission() {
-	q := d.queue
-	if !q.admitted() {
-		return
+	if q := d.queue; q.admitted() {
+		q.placeErr = kueue.ApplyAdmission(q.observed, d.in.related[keyResourceFlavor], &d.spec.Spec)
 	}
-	flavors, err := kueue.DecodeFlavors(d.in.related[keyResourceFlavor])
-	if err != nil {
-		q.placeErr = err
-		return
-	}
-	spec := &d.spec.Spec
-	for _, role := range []struct {
-		podSet string
-		pod    *v1beta2.SparkPodSpec
-	}{{kueue.PodSetDriver, &spec.Driver.SparkPodSpec}, {kueue.PodSetExecutor, &spec.Executor.SparkPodSpec}} {
-		p, err := q.observed.Placement(role.podSet, flavors)
-		if err != nil {
-			q.placeErr = err
-			return
-		}
-		role.pod.NodeSelector = mergeLabels(role.pod.NodeSelector, p.NodeSelector)
-		role.pod.Tolerations = append(slices.Clone(role.pod.Tolerations), p.Tolerations...)
-		role.pod.Labels = mergeLabels(role.pod.Labels, p.Labels)
-		role.pod.Annotations = mergeLabels(role.pod.Annotations, p.Annotations)
-	}
-	if da := spec.DynamicAllocation; da != nil && da.Enabled && da.MaxExecutors != nil {
-		admitted := q.observed.AdmittedCount(kueue.PodSetExecutor)
-		for _, v := range []*int32{da.InitialExecutors, da.MinExecutors, da.MaxExecutors} {
-			if v != nil && *v > admitted {
-				*v = admitted
-			}
-		}
-	}
-}
-
-func mergeLabels(dst, add map[string]string) map[string]string {
-	if len(add) == 0 {
-		return dst
-	}
-	out := maps.Clone(dst)
-	if out == nil {
-		out = make(map[string]string, len(add))
-	}
-	maps.Copy(out, add)
-	return out
 }
 
 // queueAdmits is the queue's gate in front of every submission. It is true when the Workload is
@@ -148,7 +97,7 @@ func (d *decider) queueAdmits() bool {
 	case obs.Spent():
 		reason, msg := obs.Message()
 		d.parkQueued(conditionReason(reason), fmt.Sprintf("Workload %s is spent (%s); it is deleted to free its quota and a new one is queued", q.workload, msg))
-	case obs.QueueName != q.name || d.workloadSpecHash() != d.hash:
+	case !obs.Reusable(q.name, d.hash):
 		d.parkQueued("Requeueing", fmt.Sprintf("Workload %s was queued for another spec or LocalQueue (%s); a new one replaces it", q.workload, obs.QueueName))
 	case !obs.Admitted():
 		d.workload = metacontroller.AsAnswered(q.raw)
@@ -173,26 +122,12 @@ func (d *decider) parkQueued(reason, msg string) {
 	d.setCondition(condQueued, metav1.ConditionTrue, reason, msg, d.now)
 }
 
-// workloadSpecHash is the spec hash the observed Workload was built for.
-func (d *decider) workloadSpecHash() string {
-	var wl struct {
-		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(d.queue.raw, &wl); err != nil {
-		return ""
-	}
-	return wl.Metadata.Annotations[annotationSpecHash]
-}
-
 // buildWorkload builds the Workload of the spec as it is, before any admission. A nil Workload
 // comes with the reason it cannot be built yet.
 func (d *decider) buildWorkload() (wl any, reason, msg string) {
 	// Not a spec error: the label is no part of the spec, and an edit of it must be seen again.
-	if errs := validation.IsDNS1123Subdomain(d.queue.name); len(errs) > 0 {
-		return nil, "InvalidQueueName", fmt.Sprintf("label %s=%q does not name a LocalQueue: %s",
-			kueue.QueueNameLabel, d.queue.name, strings.Join(errs, "; "))
+	if problem := kueue.QueueNameProblem(d.queue.name); problem != "" {
+		return nil, "InvalidQueueName", problem
 	}
 	opts := d.buildOptions()
 	opts.PodSets = true
@@ -200,47 +135,12 @@ func (d *decider) buildWorkload() (wl any, reason, msg string) {
 	if err != nil {
 		return nil, reasonBuildFailed, err.Error()
 	}
-	q := d.queue
-	w := &kueue.Workload{
-		APIVersion: kueue.APIVersion,
-		Kind:       kueue.KindWorkload,
-		Metadata: metav1.ObjectMeta{
-			Name:        q.workload,
-			Namespace:   d.in.app.Namespace,
-			Labels:      map[string]string{driver.LabelAppName: d.in.app.Name},
-			Annotations: map[string]string{annotationSpecHash: d.hash},
-		},
-		Spec: kueue.WorkloadSpec{PodSets: objs.PodSets, QueueName: q.name},
-	}
-	// Kueue orders and preempts by the Workload's priority, which it reads from the spec, not
-	// from the pods: the value comes from the PriorityClass the customize hook asked for.
-	if pc := objs.DriverPod.Spec.PriorityClassName; pc != "" {
-		value, err := d.priorityValue(pc)
-		if err != nil {
-			return nil, "PriorityClassNotFound", err.Error()
-		}
-		w.Spec.PriorityClassRef = kueue.PodPriorityClassRef(pc)
-		w.Spec.Priority = &value
+	meta := metav1.ObjectMeta{Name: d.queue.workload, Namespace: d.in.app.Namespace, Labels: map[string]string{driver.LabelAppName: d.in.app.Name}}
+	w, err := kueue.NewWorkload(meta, d.hash, d.queue.name, objs.PodSets, d.in.related[keyPriorityClass])
+	if err != nil {
+		return nil, "PriorityClassNotFound", err.Error()
 	}
 	return w, "", ""
-}
-
-var errNoPriorityClass = errors.New("not among the related objects")
-
-func (d *decider) priorityValue(name string) (int32, error) {
-	for key, raw := range d.in.related[keyPriorityClass] {
-		if key != name && !strings.HasSuffix(key, "/"+name) {
-			continue
-		}
-		var pc struct {
-			Value int32 `json:"value"`
-		}
-		if err := json.Unmarshal(raw, &pc); err != nil {
-			return 0, fmt.Errorf("decode PriorityClass %s: %w", name, err)
-		}
-		return pc.Value, nil
-	}
-	return 0, fmt.Errorf("PriorityClass %s, which the driver names, is %w (does it exist?)", name, errNoPriorityClass)
 }
 
 // admissionLost is true when the current attempt started under an admission that is gone: the
