@@ -148,7 +148,7 @@ type Observed struct {
 	// Deleting is true once the Workload has a deletionTimestamp.
 	Deleting bool
 	// Counts are the pod-set counts of the spec, by name.
-	Counts map[string]int32
+	Counts   map[string]int32
 	conds    []metav1.Condition
 	specHash string
 	raw      *observedWorkload
