@@ -176,18 +176,18 @@ func checkScheduledController(t *testing.T, cc *compositeController, base *url.U
 	assert.Equal(t, map[string]string{"sync": hooks.ScheduledSyncPath}, hookURLs(t, cc, base))
 }
 
-func checkConnectController(t *testing.T, cc *compositeController, base *url.URL) {
+func checkConnectController(t *testing.T, cc *compositeController, base *url.URL, optional ...childResourceRule) {
 	t.Helper()
 	require.NotNil(t, cc, "no CompositeController for sparkconnects")
 	assert.Equal(t, resourceRule{APIVersion: "sparkoperator.k8s.io/v1alpha1", Resource: "sparkconnects"}, cc.Spec.ParentResource.resourceRule)
 	require.NotNil(t, cc.Spec.GenerateSelector)
 	assert.True(t, *cc.Spec.GenerateSelector)
 	assert.Nil(t, cc.Spec.ResyncPeriodSeconds, "the sync hook is woken by the server Pod's events")
-	assert.Equal(t, []childResourceRule{
+	assert.Equal(t, append([]childResourceRule{
 		child("v1", "pods", "OnDelete"),
 		child("v1", "configmaps", "OnDelete"),
 		child("v1", "services", "InPlace"),
-	}, cc.Spec.ChildResources)
+	}, optional...), cc.Spec.ChildResources)
 	assert.Equal(t, map[string]string{
 		"sync":      hooks.SparkConnectSyncPath,
 		"finalize":  hooks.SparkConnectFinalizePath,

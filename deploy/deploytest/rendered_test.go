@@ -388,10 +388,18 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	assert.Equal(t, wantScheduled.Spec, scheduled.Spec)
 
 	connect := c.m.controllerFor("sparkconnects")
-	checkConnectController(t, connect, base)
+	var connectOptional []childResourceRule
+	if c.r.kueue {
+		connectOptional = append(connectOptional, kueueWorkloads)
+	}
+	checkConnectController(t, connect, base, connectOptional...)
 	wantConnect := staticBase.controllerFor("sparkconnects")
 	assert.Equal(t, wantConnect.Name, connect.Name)
-	assert.Equal(t, wantConnect.Spec, connect.Spec)
+	gotConnect := connect.Spec
+	gotConnect.ChildResources = slices.DeleteFunc(slices.Clone(gotConnect.ChildResources), func(r childResourceRule) bool {
+		return r.resourceRule == kueueWorkloads.resourceRule
+	})
+	assert.Equal(t, wantConnect.Spec, gotConnect)
 
 	cluster := c.m.controllerFor("sparkclusters")
 	checkClusterController(t, cluster, base)
