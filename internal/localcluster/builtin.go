@@ -11,6 +11,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -162,6 +163,13 @@ func builtinKinds() []builtinKind {
 			newList:   func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
 			hasStatus: true,
 		},
+		// Every cluster serves PriorityClasses; a queued application's customize hook asks for
+		// them (the Kueue Workload carries the driver's priority value).
+		{
+			gvr: schedulingv1.SchemeGroupVersion.WithResource("priorityclasses"), singular: "priorityclass",
+			newObj:  func() runtime.Object { return &schedulingv1.PriorityClass{} },
+			newList: func() runtime.Object { return &schedulingv1.PriorityClassList{} },
+		},
 	}
 }
 
@@ -169,6 +177,7 @@ func builtinKinds() []builtinKind {
 var builtinGroupVersions = []schema.GroupVersion{
 	corev1.SchemeGroupVersion, networkingv1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
 	autoscalingv2.SchemeGroupVersion, policyv1.SchemeGroupVersion, rbacv1.SchemeGroupVersion,
+	schedulingv1.SchemeGroupVersion,
 }
 
 // newBuiltinScheme registers the built-in types under their versions and, because the generic
@@ -176,7 +185,7 @@ var builtinGroupVersions = []schema.GroupVersion{
 // the same Go type in both places makes that "conversion" a no-op.
 func newBuiltinScheme() (*runtime.Scheme, serializer.CodecFactory, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, networkingv1.AddToScheme, appsv1.AddToScheme, autoscalingv2.AddToScheme, policyv1.AddToScheme, rbacv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, networkingv1.AddToScheme, appsv1.AddToScheme, autoscalingv2.AddToScheme, policyv1.AddToScheme, rbacv1.AddToScheme, schedulingv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, serializer.CodecFactory{}, err
 		}
