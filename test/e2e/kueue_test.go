@@ -257,7 +257,9 @@ func TestKueueQueuesApplications(t *testing.T) {
 		},
 	}}, metav1.CreateOptions{})
 	require.NoError(t, err, "the real ResourceFlavor CRD takes the flavor")
-	t.Cleanup(func() { _ = w.dyn.Resource(resourceFlavors).Delete(context.Background(), flavor, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = w.dyn.Resource(resourceFlavors).Delete(context.Background(), flavor, metav1.DeleteOptions{})
+	})
 	kueue := &quotaKueue{w: w, flavor: flavor, quota: resource.MustParse("3")} // one driver and two executors of one core
 	go kueue.run(ctx)
 
