@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +51,9 @@ var installKueueCRDs = sync.OnceValue(func() error {
 	}
 	bases := filepath.Join(mod.Dir, "config", "components", "crd", "bases")
 	ctx := context.Background()
-	for _, kind := range []string{"workloads", "resourceflavors", "clusterqueues", "localqueues"} {
+	// All of them: Kueue's controller indexes every kind it serves, the stand-in tests need four.
+	for _, kind := range []string{"workloads", "resourceflavors", "clusterqueues", "localqueues", "admissionchecks", "cohorts",
+		"multikueueclusters", "multikueueconfigs", "provisioningrequestconfigs", "topologies", "workloadpriorityclasses"} {
 		// Server-side: the Workload CRD (1.4 MB) is too big for kubectl's last-applied annotation.
 		file := filepath.Join(bases, "kueue.x-k8s.io_"+kind+".yaml")
 		if out, err := localcluster.Kubectl(ctx, shared.env.API.Kubeconfig, "apply", "--server-side", "-f", file); err != nil {
@@ -304,4 +307,177 @@ func TestKueueQueuesApplications(t *testing.T) {
 	a3, _ := w.runAttempt(t, "spark-pi-2", a2.submissionID)
 	assert.Equal(t, int64(1), a3.executionAttempts, "the evicted attempt does not count")
 	w.requireStates(t, "spark-pi-2", "SUSPENDED SUBMITTED RUNNING SUSPENDING SUSPENDED SUBMITTED RUNNING")
+}
+
+// kueueBinaryEnv names the Kueue controller binary the real-Kueue test runs; make kueue builds
+// it (sigs.k8s.io/kueue/cmd/kueue at kueueVersion, in its own module) into .cache/kueue.
+const kueueBinaryEnv = "SPARKHOOKS_KUEUE_BINARY"
+
+func kueueBinary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv(kueueBinaryEnv)
+	if bin == "" {
+		bin = filepath.Join(repoRoot, ".cache", "kueue", kueueVersion, "kueue")
+	}
+	abs, err := filepath.Abs(bin)
+	require.NoError(t, err)
+	if _, err := os.Stat(abs); err != nil {
+		t.Fatalf("the Kueue controller binary %s is missing: run make kueue (or set %s): %v", abs, kueueBinaryEnv, err)
+	}
+	return abs
+}
+
+// startKueue runs the real Kueue controller against the test API server until the test ends.
+// What it takes to run it there: Kueue's CRDs; no leader election; no job integration but
+// batch/job (which it always sets up); no on-demand visibility server (an aggregated API server);
+// and, without its internal certificate management (which wants the webhook configurations and
+// a Secret of its own Deployment), serving certificates for its webhook server, which nothing
+// calls here, and for its metrics server at the fixed path /etc/kueue/metrics/certs: a tmpfs
+// over /etc in a mount namespace of its own holds them (root, as make e2e runs).
+func startKueue(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("the real Kueue controller needs root here (a mount namespace for its fixed certificate path); make e2e runs as root")
+	}
+	bin := kueueBinary(t)
+	dir := t.TempDir()
+	certs := filepath.Join(dir, "certs")
+	require.NoError(t, os.MkdirAll(certs, 0o755))
+	out, err := exec.Command("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+		"-keyout", filepath.Join(certs, "tls.key"), "-out", filepath.Join(certs, "tls.crt")).CombinedOutput()
+	require.NoError(t, err, "openssl: %s", out)
+	config := filepath.Join(dir, "config.yaml")
+	require.NoError(t, os.WriteFile(config, []byte(fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+health:
+  healthProbeBindAddress: "0"
+metrics:
+  bindAddress: "0"
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+integrations:
+  frameworks: ["batch/job"]
+`, freePort(t), certs)), 0o644))
+	ctx, cancel := context.WithCancel(context.Background())
+	logPath := filepath.Join(shared.logDir, "kueue-"+filepath.Base(dir)+".log")
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	script := `mount -t tmpfs tmpfs /etc && mkdir -p /etc/kueue/metrics/certs && cp "$1"/tls.crt "$1"/tls.key /etc/kueue/metrics/certs/ && shift && exec "$@"`
+	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "sh", "-c", script, "kueue", certs,
+		bin, "--config", config, "--kubeconfig", shared.env.API.Kubeconfig, "--feature-gates=VisibilityOnDemand=false")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+		logFile.Close()
+		if t.Failed() {
+			printTail(logPath, 30)
+		}
+	})
+	select {
+	case <-exited:
+		t.Fatalf("Kueue exited at start: %v", waitErr)
+	case <-time.After(3 * time.Second):
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// The issue's acceptance test with the real Kueue controller: a ClusterQueue whose quota fits
+// one of two SparkApplications admits the first, which runs on the flavor's nodes, while the
+// second waits SUSPENDED with Kueue's own message; when the first completes its Workload goes,
+// and Kueue admits the second, which runs to completion too.
+func TestKueueRealControllerAdmitsOneOfTwo(t *testing.T) {
+	require.NoError(t, installKueueCRDs())
+	startKueue(t)
+	w := newWorld(t, shared.hooks.URL, queuedRegistration(t, appController))
+	ctx := context.Background()
+
+	flavor := "real-" + w.ns
+	for _, manifest := range []string{
+		fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: %s
+spec:
+  nodeLabels: {pool: spark}
+`, flavor),
+		fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: %s
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+    - coveredResources: [cpu, memory]
+      flavors:
+        - name: %s
+          resources:
+            - {name: cpu, nominalQuota: "3"}
+            - {name: memory, nominalQuota: 3Gi}
+`, flavor, flavor),
+		fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: team-a
+  namespace: %s
+spec:
+  clusterQueue: %s
+`, w.ns, flavor),
+	} {
+		out, err := w.apply(manifest)
+		require.NoError(t, err, out)
+	}
+	t.Cleanup(func() {
+		_, _ = localcluster.Kubectl(context.Background(), shared.env.API.Kubeconfig, "delete", "clusterqueue/"+flavor, "resourceflavor/"+flavor, "--wait=false")
+	})
+
+	labelled := "  labels:\n    kueue.x-k8s.io/queue-name: team-a\n"
+	for _, name := range []string{"real-pi-1", "real-pi-2"} {
+		w.watchStates(t, name)
+		manifest := strings.Replace(scenarioApp(name, "10", ""), "  name: "+name+"\n", "  name: "+name+"\n"+labelled, 1)
+		out, err := w.apply(manifest)
+		require.NoError(t, err, out)
+		time.Sleep(1100 * time.Millisecond) // Kueue orders equal priorities by creation time, in seconds
+	}
+
+	_, pod := w.runAttempt(t, "real-pi-1", "")
+	assert.Equal(t, map[string]string{"pool": "spark"}, pod.Spec.NodeSelector, "the node labels of the flavor Kueue assigned")
+	w.check(t, w.waitApp("real-pi-2", "SUSPENDED with Kueue's message", func(app *unstructured.Unstructured) bool {
+		status, msg := queuedCondition(app)
+		return appState(app) == "SUSPENDED" && status == "True" && strings.Contains(msg, "insufficient")
+	}))
+	app2, err := w.app("real-pi-2")
+	require.NoError(t, err)
+	_, msg := queuedCondition(app2)
+	t.Logf("Kueue's message for the waiting application: %s", msg)
+	_, err = w.pod("real-pi-2-driver")
+	assert.True(t, apierrors.IsNotFound(err), "no driver before admission: %v", err)
+
+	require.NoError(t, w.kubelet.Succeed(ctx, pod.Name))
+	w.check(t, w.waitState("real-pi-1", "COMPLETED"))
+	_, pod2 := w.runAttempt(t, "real-pi-2", "")
+	require.NoError(t, w.kubelet.Succeed(ctx, pod2.Name))
+	w.check(t, w.waitState("real-pi-2", "COMPLETED"))
+	w.requireStates(t, "real-pi-2", "SUSPENDED SUBMITTED RUNNING COMPLETED")
 }
