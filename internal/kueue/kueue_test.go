@@ -67,7 +67,7 @@ func TestObservedStates(t *testing.T) {
 func TestPlacementAndAdmission(t *testing.T) {
 	o := observe(t, admittedStatus)
 	flavors := map[string]json.RawMessage{
-		"a": json.RawMessage(`{"metadata":{"name":"a"},"spec":{"nodeLabels":{"pool":"a"},"tolerations":[{"key":"a","operator":"Exists","effect":"NoSchedule"}]}}`),
+		"a":  json.RawMessage(`{"metadata":{"name":"a"},"spec":{"nodeLabels":{"pool":"a"},"tolerations":[{"key":"a","operator":"Exists","effect":"NoSchedule"}]}}`),
 		"/b": json.RawMessage(`{"metadata":{"name":"b"},"spec":{"nodeLabels":{"disk":"ssd"}}}`),
 	}
 	spec := &v1beta2.SparkApplicationSpec{DynamicAllocation: &v1beta2.DynamicAllocation{Enabled: true, MaxExecutors: ptr(int32(4)), MinExecutors: ptr(int32(1))}}
