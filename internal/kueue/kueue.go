@@ -151,6 +151,7 @@ type Observed struct {
 	Counts   map[string]int32
 	conds    []metav1.Condition
 	specHash string
+	applied  string // Metacontroller's last-applied annotation
 	raw      *observedWorkload
 }
 
@@ -167,12 +168,32 @@ func Observe(raw []byte) (*Observed, error) {
 		Counts:    make(map[string]int32, len(wl.Spec.PodSets)),
 		conds:     wl.Status.Conditions,
 		specHash:  wl.Metadata.Annotations[AnnotationSpecHash],
+		applied:   wl.Metadata.Annotations[metacontroller.LastAppliedAnnotation],
 		raw:       &wl,
 	}
 	for _, ps := range wl.Spec.PodSets {
 		o.Counts[ps.Name] = ps.Count
 	}
 	return o, nil
+}
+
+// Answered is the observed Workload as the hook answered it when Metacontroller created it,
+// for the answer: the recorded bytes as they are, which saves decoding a Workload with its pod
+// templates into a map on every sync of a queued application. raw is the observed object, read
+// by metacontroller.AsAnswered when the annotation is missing or records another object.
+func (o *Observed) Answered(raw []byte) any {
+	var id struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if o.applied != "" && json.Unmarshal([]byte(o.applied), &id) == nil &&
+		id.APIVersion == APIVersion && id.Kind == KindWorkload && id.Metadata.Name == o.Name {
+		return json.RawMessage(o.applied)
+	}
+	return metacontroller.AsAnswered(raw)
 }
 
 // Condition returns the condition of type t, nil when absent.

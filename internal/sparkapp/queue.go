@@ -9,7 +9,6 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
-	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
 // Kueue's kinds as Metacontroller files them in a request.
@@ -100,14 +99,14 @@ func (d *decider) queueAdmits() bool {
 	case !obs.Reusable(q.name, d.hash):
 		d.parkQueued("Requeueing", fmt.Sprintf("Workload %s was queued for another spec or LocalQueue (%s); a new one replaces it", q.workload, obs.QueueName))
 	case !obs.Admitted():
-		d.workload = metacontroller.AsAnswered(q.raw)
+		d.workload = q.observed.Answered(q.raw)
 		reason, msg := obs.Message()
 		d.parkQueued(conditionReason(reason), msg)
 	case q.placeErr != nil:
-		d.workload = metacontroller.AsAnswered(q.raw)
+		d.workload = q.observed.Answered(q.raw)
 		d.parkQueued("PlacementUnknown", q.placeErr.Error())
 	default:
-		d.workload = metacontroller.AsAnswered(q.raw)
+		d.workload = q.observed.Answered(q.raw)
 		d.setCondition(condQueued, metav1.ConditionFalse, reasonAdmitted,
 			fmt.Sprintf("Workload %s admitted by Kueue", q.workload), d.now)
 		return true
@@ -180,7 +179,7 @@ func (d *decider) evicted() {
 // Workload is left out, which deletes it and frees its quota at once.
 func (d *decider) queueChildren() {
 	if d.workload == nil && d.queue != nil && d.queue.observed != nil && activeStates[d.decision.From] && !d.queue.observed.Deleting {
-		d.workload = metacontroller.AsAnswered(d.queue.raw)
+		d.workload = d.queue.observed.Answered(d.queue.raw)
 	}
 	if d.workload != nil {
 		d.children = append(d.children, d.workload)

@@ -414,3 +414,30 @@ func mustObj(t testing.TB, v any) map[string]any {
 	require.NoError(t, json.Unmarshal(mustJSON(t, v), &m))
 	return m
 }
+
+// BenchmarkSyncQueued is the sync of a queued application: waiting for admission (the Workload
+// answered as recorded), and running under an admission (placement applied on every sync).
+func BenchmarkSyncQueued(b *testing.B) {
+	w := newWorld(b, queuedSparkPi)
+	w.enableKueue()
+	w.settle()
+	w.kueuePending()
+	waiting := mustJSON(b, w.request(false))
+	w.kueueAdmit()
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	running := mustJSON(b, w.request(false))
+	for _, bench := range []struct {
+		name string
+		body []byte
+	}{{"waiting", waiting}, {"running", running}} {
+		b.Run(bench.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bench.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				syncBody(b, bench.body, w.now, w.cfg)
+			}
+		})
+	}
+}

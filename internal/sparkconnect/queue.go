@@ -91,12 +91,12 @@ func (d *decider) gate(hash string, sub driver.Submission) bool {
 	case !obs.Reusable(q.name, hash):
 		d.queued("Requeueing", fmt.Sprintf("Workload %s was queued for another spec or LocalQueue (%s); a new one replaces it", q.workload, obs.QueueName))
 	case !obs.Admitted():
-		d.children = []any{metacontroller.AsAnswered(q.raw)}
+		d.children = []any{q.observed.Answered(q.raw)}
 		reason, msg := obs.Message()
 		d.queued(reason, msg)
 	default:
 		if err := q.placement(&v1beta2.SparkApplicationSpec{}); err != nil {
-			d.children = []any{metacontroller.AsAnswered(q.raw)}
+			d.children = []any{q.observed.Answered(q.raw)}
 			d.queued("PlacementUnknown", err.Error())
 			return false
 		}
@@ -119,7 +119,7 @@ func (d *decider) evicted() {
 	reason, msg := "WorkloadDeleted", fmt.Sprintf("Workload %s was deleted", q.workload)
 	if q.observed != nil {
 		reason, msg = q.observed.Message()
-		d.children = []any{metacontroller.AsAnswered(q.raw)}
+		d.children = []any{q.observed.Answered(q.raw)}
 	}
 	d.result.Restart = "Evicted"
 	d.setNotReady("Evicted", "the server was stopped by Kueue")
@@ -130,7 +130,7 @@ func (d *decider) evicted() {
 // keepWorkload adds the observed Workload to an answer that runs a server under it.
 func (d *decider) keepWorkload() {
 	if q := d.in.queue; q != nil && q.observed != nil && !q.observed.Deleting {
-		d.children = append(d.children, metacontroller.AsAnswered(q.raw))
+		d.children = append(d.children, q.observed.Answered(q.raw))
 	}
 }
 
