@@ -264,7 +264,12 @@ func TestKueueQueuesApplications(t *testing.T) {
 		_ = w.dyn.Resource(resourceFlavors).Delete(context.Background(), flavor, metav1.DeleteOptions{})
 	})
 	kueue := &quotaKueue{w: w, flavor: flavor, quota: resource.MustParse("3")} // one driver and two executors of one core
-	go kueue.run(ctx)
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		kueue.run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-stopped }) // it logs through t, which must outlive it
 
 	labelled := "  labels:\n    kueue.x-k8s.io/queue-name: team-a\n"
 	for _, name := range []string{"spark-pi-1", "spark-pi-2"} {
