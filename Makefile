@@ -6,7 +6,7 @@ VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || ec
 IMAGE          ?= ghcr.io/sparkhooks/sparkhooks:$(VERSION)
 E2EFLAGS       ?=
 
-.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images
+.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): a one-node cluster where kubectl apply
 ## runs sparkhooks and real Spark (simulated pods until `make spark-images`); RUNFLAGS passes flags
@@ -64,8 +64,13 @@ memload:
 ## test/e2e/spark runs real Spark on the process kubelet (root; see docs/process-kubelet.md).
 ## `make e2e E2EFLAGS=-race` (what CI runs) runs the tests, the API server and the server binary
 ## under the race detector. One package at a time: the Spark JVMs need both cores.
-e2e: spark-images
+e2e: spark-images kueue
 	$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 30m ./internal/localcluster/... ./test/e2e/...
+
+## kueue: the Kueue controller (sigs.k8s.io/kueue/cmd/kueue, pinned) the Kueue e2e test runs,
+## built in its own module into .cache/kueue; see hack/kueue/build.sh
+kueue:
+	hack/kueue/build.sh
 
 ## spark-images: local stand-ins for the apache/spark 3.5.3, 4.0.1 and 4.3.0 images (filesystem layers
 ## over the host's root, and images.json) plus the Spark Connect and Kubeflow SDK client venvs, in

@@ -110,6 +110,9 @@ var (
 	volcanoPodGroups          = child("scheduling.volcano.sh/v1beta1", "podgroups", "InPlace")
 	schedulerPluginsPodGroups = child("scheduling.x-k8s.io/v1alpha1", "podgroups", "InPlace")
 	driverPDBs                = child("policy/v1", "poddisruptionbudgets", "InPlace")
+	// A Workload's pod sets are immutable and Kueue owns its status: sparkhooks never updates
+	// one, it replaces it.
+	kueueWorkloads = child("kueue.x-k8s.io/v1beta2", "workloads", "OnDelete")
 )
 
 func child(apiVersion, resource, method string) childResourceRule {
@@ -187,7 +190,7 @@ func checkScheduledController(t *testing.T, cc *compositeController, base *url.U
 	assert.Equal(t, map[string]string{"sync": hooks.ScheduledSyncPath}, hookURLs(t, cc, base))
 }
 
-func checkConnectController(t *testing.T, cc *compositeController, base *url.URL) {
+func checkConnectController(t *testing.T, cc *compositeController, base *url.URL, optional ...childResourceRule) {
 	t.Helper()
 	require.NotNil(t, cc, "no CompositeController for sparkconnects")
 	assert.Equal(t, resourceRule{APIVersion: "sparkoperator.k8s.io/v1alpha1", Resource: "sparkconnects"}, cc.Spec.ParentResource.resourceRule)
@@ -195,11 +198,11 @@ func checkConnectController(t *testing.T, cc *compositeController, base *url.URL
 	require.NotNil(t, cc.Spec.GenerateSelector)
 	assert.True(t, *cc.Spec.GenerateSelector)
 	assert.Nil(t, cc.Spec.ResyncPeriodSeconds, "the sync hook is woken by the server Pod's events")
-	assert.Equal(t, []childResourceRule{
+	assert.Equal(t, append([]childResourceRule{
 		child("v1", "pods", "OnDelete"),
 		child("v1", "configmaps", "OnDelete"),
 		child("v1", "services", "InPlace"),
-	}, cc.Spec.ChildResources)
+	}, optional...), cc.Spec.ChildResources)
 	assert.Equal(t, map[string]string{
 		"sync":      hooks.SparkConnectSyncPath,
 		"finalize":  hooks.SparkConnectFinalizePath,

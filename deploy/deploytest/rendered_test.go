@@ -50,6 +50,7 @@ type rendering struct {
 	certManager bool
 	volcano     bool
 	driverPDBs  bool // metacontroller.driverPodDisruptionBudgets
+	kueue       bool // metacontroller.kueue
 	// schedulerPlugins: metacontroller.schedulerPluginsPodGroups and the batchScheduler values.
 	schedulerPlugins bool
 	serviceMonitor   bool
@@ -78,6 +79,7 @@ var renderings = []rendering{
 		certManager:           true,
 		volcano:               true,
 		driverPDBs:            true,
+		kueue:                 true,
 		schedulerPlugins:      true,
 		serviceMonitor:        true,
 		networkPolicy:         true,
@@ -364,6 +366,9 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	if c.r.driverPDBs {
 		optional = append(optional, driverPDBs)
 	}
+	if c.r.kueue {
+		optional = append(optional, kueueWorkloads)
+	}
 	checkSparkApplicationController(t, sparkApp, base, optional...)
 	scheduled := c.m.controllerFor("scheduledsparkapplications")
 	checkScheduledController(t, scheduled, base)
@@ -378,7 +383,8 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	// metacontroller/README.md says how to add these children without the chart; no static
 	// variant carries them.
 	gotSpec.ChildResources = slices.DeleteFunc(slices.Clone(gotSpec.ChildResources), func(r childResourceRule) bool {
-		return r.resourceRule == driverPDBs.resourceRule || r.resourceRule == schedulerPluginsPodGroups.resourceRule
+		return r.resourceRule == driverPDBs.resourceRule || r.resourceRule == schedulerPluginsPodGroups.resourceRule ||
+			r.resourceRule == kueueWorkloads.resourceRule
 	})
 	assert.Equal(t, wantSparkApp.Spec, gotSpec)
 	wantScheduled := staticBase.controllerFor("scheduledsparkapplications")
@@ -386,10 +392,18 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	assert.Equal(t, wantScheduled.Spec, scheduled.Spec)
 
 	connect := c.m.controllerFor("sparkconnects")
-	checkConnectController(t, connect, base)
+	var connectOptional []childResourceRule
+	if c.r.kueue {
+		connectOptional = append(connectOptional, kueueWorkloads)
+	}
+	checkConnectController(t, connect, base, connectOptional...)
 	wantConnect := staticBase.controllerFor("sparkconnects")
 	assert.Equal(t, wantConnect.Name, connect.Name)
-	assert.Equal(t, wantConnect.Spec, connect.Spec)
+	gotConnect := connect.Spec
+	gotConnect.ChildResources = slices.DeleteFunc(slices.Clone(gotConnect.ChildResources), func(r childResourceRule) bool {
+		return r.resourceRule == kueueWorkloads.resourceRule
+	})
+	assert.Equal(t, wantConnect.Spec, gotConnect)
 
 	cluster := c.m.controllerFor("sparkclusters")
 	checkClusterController(t, cluster, base)

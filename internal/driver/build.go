@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/kueue"
 )
 
 // Options are the operator-wide settings of the objects built for every application.
@@ -57,6 +58,8 @@ type Options struct {
 	// NetworkPolicies says that Spark's executor NetworkPolicy (Spark 4.2 and later) may be
 	// built: the controller registration declares NetworkPolicies as a child type.
 	NetworkPolicies bool
+	// PodSets asks for the pod sets a queue (Kueue) admits the application by: Objects.PodSets.
+	PodSets bool
 }
 
 // Objects are the children of one attempt. Optional ones are nil or empty.
@@ -76,6 +79,9 @@ type Objects struct {
 	// PortServices and PortIngresses expose spec.driverIngressOptions, in spec order.
 	PortServices  []*corev1.Service
 	PortIngresses []*networkingv1.Ingress
+	// PodSets are the driver and executor pod sets, with the resources and scheduling fields of
+	// the pods Spark will create, when Options.PodSets asks for them. They are not children.
+	PodSets []kueue.PodSet
 }
 
 // List returns the objects in a fixed order, as Metacontroller children.
@@ -159,6 +165,9 @@ func Build(app *v1beta2.SparkApplication, sub Submission, opts Options) (*Object
 	b.driverService()
 	b.driverPDB()
 	b.executorNetworkPolicy()
+	if err := b.podSets(); err != nil {
+		return nil, wrapBuildError("pod sets", err)
+	}
 	return &b.objs, nil
 }
 

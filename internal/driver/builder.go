@@ -48,7 +48,8 @@ type builder struct {
 	driverServiceName string
 	conf              properties
 
-	executorPodTemplate []byte // JSON, nil when Spark cannot use one
+	executorPodTemplate []byte      // JSON, nil when Spark cannot use one
+	executorPod         *corev1.Pod // the template before encoding, nil when Spark cannot use one
 	objs                Objects
 }
 

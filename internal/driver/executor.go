@@ -69,6 +69,7 @@ func (b *builder) executorTemplate() error {
 		return fmt.Errorf("encode executor pod template: %w", err)
 	}
 	b.executorPodTemplate = data
+	b.executorPod = pod
 	b.conf.set("spark.kubernetes.executor.podTemplateFile", podTemplateDir+"/"+podTemplateFile)
 	b.conf.set("spark.kubernetes.executor.podTemplateContainerName", ExecutorContainerName)
 	return nil

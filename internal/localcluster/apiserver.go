@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"net"
 	"net/url"
 	"os"
@@ -203,6 +204,9 @@ func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAcc
 	if err := recommended.SecureServing.ApplyToConfig(&config.Config); err != nil {
 		return nil, fmt.Errorf("serving options: %w", err)
 	}
+	// /version as a release build reports it: a client that parses the server version (Kueue's
+	// controller does) refuses the source tree's "v0.0.0-master+$Format:%H$".
+	config.EffectiveVersion = releaseVersion{config.EffectiveVersion}
 	// The loopback token (added by Complete, in group system:masters) and the service-account
 	// tokens the kubelet mounts into pods; nobody else gets in.
 	config.Authentication.Authenticator = headerTokenAuthenticator{tokens: tokens}
@@ -390,4 +394,17 @@ type noServiceResolver struct{}
 
 func (noServiceResolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
 	return nil, errors.New("the e2e API server resolves no services")
+}
+
+// releaseVersion reports the binary version as the git version, as a release build does.
+type releaseVersion struct {
+	basecompatibility.EffectiveVersion
+}
+
+func (v releaseVersion) Info() *apimachineryversion.Info {
+	info := v.EffectiveVersion.Info()
+	if bin := v.BinaryVersion(); info != nil && bin != nil {
+		info.GitVersion = fmt.Sprintf("v%d.%d.%d", bin.Major(), bin.Minor(), bin.Patch())
+	}
+	return info
 }

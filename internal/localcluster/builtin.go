@@ -7,10 +7,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -166,6 +169,36 @@ func builtinKinds() []builtinKind {
 			newList:   func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
 			hasStatus: true,
 		},
+		// What Kueue's controller watches besides its own kinds (LimitRanges and RuntimeClasses
+		// add to a Workload's requests, Nodes back topology-aware scheduling): the Kueue e2e runs
+		// the real controller against this API server.
+		{
+			gvr: core("limitranges"), singular: "limitrange", namespaced: true,
+			newObj: func() runtime.Object { return &corev1.LimitRange{} }, newList: func() runtime.Object { return &corev1.LimitRangeList{} },
+		},
+		{
+			gvr: core("nodes"), singular: "node",
+			newObj: func() runtime.Object { return &corev1.Node{} }, newList: func() runtime.Object { return &corev1.NodeList{} },
+			hasStatus: true,
+		},
+		// Kueue's batch/job integration is the one it always sets up.
+		{
+			gvr: batchv1.SchemeGroupVersion.WithResource("jobs"), singular: "job", namespaced: true,
+			newObj: func() runtime.Object { return &batchv1.Job{} }, newList: func() runtime.Object { return &batchv1.JobList{} },
+			hasStatus: true,
+		},
+		{
+			gvr: nodev1.SchemeGroupVersion.WithResource("runtimeclasses"), singular: "runtimeclass",
+			newObj:  func() runtime.Object { return &nodev1.RuntimeClass{} },
+			newList: func() runtime.Object { return &nodev1.RuntimeClassList{} },
+		},
+		// Every cluster serves PriorityClasses; a queued application's customize hook asks for
+		// them (the Kueue Workload carries the driver's priority value).
+		{
+			gvr: schedulingv1.SchemeGroupVersion.WithResource("priorityclasses"), singular: "priorityclass",
+			newObj:  func() runtime.Object { return &schedulingv1.PriorityClass{} },
+			newList: func() runtime.Object { return &schedulingv1.PriorityClassList{} },
+		},
 	}
 }
 
@@ -173,6 +206,7 @@ func builtinKinds() []builtinKind {
 var builtinGroupVersions = []schema.GroupVersion{
 	corev1.SchemeGroupVersion, networkingv1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
 	autoscalingv2.SchemeGroupVersion, policyv1.SchemeGroupVersion, rbacv1.SchemeGroupVersion,
+	schedulingv1.SchemeGroupVersion, nodev1.SchemeGroupVersion, batchv1.SchemeGroupVersion,
 }
 
 // newBuiltinScheme registers the built-in types under their versions and, because the generic
@@ -180,7 +214,7 @@ var builtinGroupVersions = []schema.GroupVersion{
 // the same Go type in both places makes that "conversion" a no-op.
 func newBuiltinScheme() (*runtime.Scheme, serializer.CodecFactory, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, networkingv1.AddToScheme, appsv1.AddToScheme, autoscalingv2.AddToScheme, policyv1.AddToScheme, rbacv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, networkingv1.AddToScheme, appsv1.AddToScheme, autoscalingv2.AddToScheme, policyv1.AddToScheme, rbacv1.AddToScheme, schedulingv1.AddToScheme, nodev1.AddToScheme, batchv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, serializer.CodecFactory{}, err
 		}

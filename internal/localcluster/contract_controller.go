@@ -68,16 +68,19 @@ import (
 // one namespace so tests can run side by side; and Stats reports what Metacontroller does
 // silently: status writes computed from a stale cached parent over a newer status (StaleWrites).
 type ContractController struct {
-	cc        *CompositeController
-	ccJSON    json.RawMessage
-	opts      ControllerOptions
-	dyn       dynamic.Interface
-	core      kubernetes.Interface
-	mapper    meta.RESTMapper
-	http      *http.Client
-	factory   dynamicinformer.DynamicSharedInformerFactory
-	queue     workqueue.TypedRateLimitingInterface[string]
-	finalizer string
+	cc      *CompositeController
+	ccJSON  json.RawMessage
+	opts    ControllerOptions
+	dyn     dynamic.Interface
+	core    kubernetes.Interface
+	mapper  meta.RESTMapper
+	http    *http.Client
+	factory dynamicinformer.DynamicSharedInformerFactory
+	// clusterFactory watches cluster-scoped related resources (Kueue's ResourceFlavors, say),
+	// which a namespace-limited factory cannot list.
+	clusterFactory dynamicinformer.DynamicSharedInformerFactory
+	queue          workqueue.TypedRateLimitingInterface[string]
+	finalizer      string
 
 	parent   resourceInfo
 	children []childInfo
@@ -195,14 +198,15 @@ func NewContractController(cfg *restclient.Config, cc *CompositeController, opts
 		return nil, err
 	}
 	c := &ContractController{
-		cc:      cc,
-		ccJSON:  ccJSON,
-		opts:    opts,
-		dyn:     dyn,
-		core:    core,
-		mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
-		http:    &http.Client{},
-		factory: dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, namespaceOrAll(opts.Namespace), nil),
+		cc:             cc,
+		ccJSON:         ccJSON,
+		opts:           opts,
+		dyn:            dyn,
+		core:           core,
+		mapper:         restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
+		http:           &http.Client{},
+		factory:        dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, namespaceOrAll(opts.Namespace), nil),
+		clusterFactory: dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			5*time.Millisecond, opts.MaxBackoff)),
 		finalizer:      "metacontroller.io/compositecontroller-" + cc.Metadata.Name,
@@ -291,6 +295,7 @@ func (c *ContractController) Run(ctx context.Context) error {
 	c.queue.ShutDown()
 	wg.Wait()
 	c.factory.Shutdown()
+	c.clusterFactory.Shutdown()
 	return nil
 }
 
@@ -689,7 +694,7 @@ func (c *ContractController) relatedObjects(ctx context.Context, parent *unstruc
 		if err != nil {
 			return nil, fmt.Errorf("related rule: %w", err)
 		}
-		informer, err := c.relatedInformer(info.gvr)
+		informer, err := c.relatedInformer(info)
 		if err != nil {
 			return nil, err
 		}
@@ -720,6 +725,9 @@ func relativeName(parent, obj *unstructured.Unstructured) string {
 }
 
 func matchesRule(parent, obj *unstructured.Unstructured, rule relatedRule) (bool, error) {
+	// Metacontroller matches cluster-scoped related objects (v1 hooks) whatever the parent's
+	// namespace; only namespaced ones must share it.
+	sameNamespace := obj.GetNamespace() == "" || obj.GetNamespace() == parent.GetNamespace()
 	byNames := rule.Namespace != "" || len(rule.Names) > 0
 	if rule.LabelSelector != nil && byNames {
 		return false, fmt.Errorf("related rule for %s has both labelSelector and namespace/names", rule.Resource)
@@ -728,9 +736,9 @@ func matchesRule(parent, obj *unstructured.Unstructured, rule relatedRule) (bool
 		if rule.Namespace != "" && rule.Namespace != parent.GetNamespace() {
 			return false, fmt.Errorf("related rule namespace %s differs from the parent's %s", rule.Namespace, parent.GetNamespace())
 		}
-		return obj.GetNamespace() == parent.GetNamespace() && (len(rule.Names) == 0 || slices.Contains(rule.Names, obj.GetName())), nil
+		return sameNamespace && (len(rule.Names) == 0 || slices.Contains(rule.Names, obj.GetName())), nil
 	}
-	if obj.GetNamespace() != parent.GetNamespace() {
+	if !sameNamespace {
 		return false, nil
 	}
 	selector := labels.Everything()
@@ -766,14 +774,19 @@ func (c *ContractController) customize(ctx context.Context, parent *unstructured
 
 // relatedInformer starts (once) an informer for a related resource; its events enqueue every
 // parent whose customize rules select the object.
-func (c *ContractController) relatedInformer(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
+func (c *ContractController) relatedInformer(info resourceInfo) (cache.SharedIndexInformer, error) {
+	gvr := info.gvr
 	c.mu.Lock()
 	informer, ok := c.related[gvr]
 	c.mu.Unlock()
 	if ok {
 		return informer, nil
 	}
-	informer = c.factory.ForResource(gvr).Informer()
+	factory := c.factory
+	if !info.namespaced {
+		factory = c.clusterFactory
+	}
+	informer = factory.ForResource(gvr).Informer()
 	handler := func(obj any) {
 		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tombstone.Obj
@@ -789,7 +802,7 @@ func (c *ContractController) relatedInformer(gvr schema.GroupVersionResource) (c
 	}); err != nil {
 		return nil, err
 	}
-	c.factory.Start(c.stopCh)
+	factory.Start(c.stopCh)
 	if !cache.WaitForCacheSync(c.stopCh, informer.HasSynced) {
 		return nil, fmt.Errorf("informer for related %s did not sync", gvr)
 	}
@@ -800,7 +813,11 @@ func (c *ContractController) relatedInformer(gvr schema.GroupVersionResource) (c
 }
 
 func (c *ContractController) notifyRelatedParents(obj *unstructured.Unstructured) {
-	parents, err := c.factory.ForResource(c.parent.gvr).Lister().ByNamespace(obj.GetNamespace()).List(labels.Everything())
+	lister := c.factory.ForResource(c.parent.gvr).Lister()
+	parents, err := lister.ByNamespace(obj.GetNamespace()).List(labels.Everything())
+	if obj.GetNamespace() == "" {
+		parents, err = lister.List(labels.Everything()) // a cluster-scoped object relates to parents anywhere
+	}
 	if err != nil {
 		return
 	}

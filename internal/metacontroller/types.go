@@ -153,3 +153,26 @@ func (r *SyncRequest) TidyObserved() error {
 	}
 	return nil
 }
+
+// DeclaresChild tells whether the CompositeController a hook request carries declares the child
+// resource (apiVersion, plural resource). Optional child kinds are the operator's switches: a
+// registration declares them only where the cluster serves them.
+func DeclaresChild(controller json.RawMessage, apiVersion, resource string) bool {
+	var cc struct {
+		Spec struct {
+			ChildResources []struct {
+				APIVersion string `json:"apiVersion"`
+				Resource   string `json:"resource"`
+			} `json:"childResources"`
+		} `json:"spec"`
+	}
+	if len(controller) == 0 || json.Unmarshal(controller, &cc) != nil {
+		return false
+	}
+	for _, c := range cc.Spec.ChildResources {
+		if c.APIVersion == apiVersion && c.Resource == resource {
+			return true
+		}
+	}
+	return false
+}

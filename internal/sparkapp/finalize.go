@@ -4,6 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -40,11 +41,13 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	if err != nil {
 		return nil, err
 	}
-	return &metacontroller.CustomizeResponse{
-		RelatedResources: []metacontroller.RelatedResourceRule{{
-			APIVersion:    "v1",
-			Resource:      "pods",
-			LabelSelector: &metav1.LabelSelector{MatchLabels: driver.ExecutorSelector(app)},
-		}},
-	}, nil
+	rules := []metacontroller.RelatedResourceRule{{
+		APIVersion:    "v1",
+		Resource:      "pods",
+		LabelSelector: &metav1.LabelSelector{MatchLabels: driver.ExecutorSelector(app)},
+	}}
+	if app.Labels[kueue.QueueNameLabel] != "" && metacontroller.DeclaresChild(req.Controller, kueue.APIVersion, kueue.WorkloadResource) {
+		rules = append(rules, kueue.RelatedRules()...)
+	}
+	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
@@ -80,6 +81,7 @@ func checkInvariant(t testing.TB, body []byte, resp *metacontroller.SyncResponse
 	if req.Finalizing && req.Parent.Metadata.DeletionTimestamp != nil {
 		return
 	}
+	checkNoDriverWithoutAdmission(t, body, kept)
 	status := req.Parent.Status
 	for name, raw := range req.Children["Pod.v1"] {
 		var pod struct {
@@ -109,6 +111,52 @@ func checkInvariant(t testing.TB, body []byte, resp *metacontroller.SyncResponse
 		if !ours || from == "" || !givesUpAttempt[to] || (to == "SUBMISSION_FAILED" && !givesUpAttempt[from]) {
 			t.Fatalf("live Pod %s (submission %q) dropped: status submission %q, state %q -> %q",
 				name, sub, status.SubmissionID, from, to)
+		}
+	}
+}
+
+// checkNoDriverWithoutAdmission is the queue's half of the invariant: an answer that creates a
+// driver Pod (one the request does not show) for a queued application has an admitted Workload
+// behind it: Admitted true, not evicted, finished or being deleted, with an admission.
+func checkNoDriverWithoutAdmission(t testing.TB, body []byte, kept map[string]string) {
+	t.Helper()
+	var req struct {
+		Parent struct {
+			Metadata struct {
+				Name   string            `json:"name"`
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		} `json:"parent"`
+		Children map[string]map[string]json.RawMessage `json:"children"`
+	}
+	require.NoError(t, json.Unmarshal(body, &req))
+	workloads, enabled := req.Children["Workload.kueue.x-k8s.io/v1beta2"]
+	if !enabled || req.Parent.Metadata.Labels["kueue.x-k8s.io/queue-name"] == "" {
+		return
+	}
+	for name := range kept {
+		if raw, observed := req.Children["Pod.v1"][name]; observed && string(raw) != "null" {
+			continue
+		}
+		var wl struct {
+			Metadata struct {
+				DeletionTimestamp *string `json:"deletionTimestamp"`
+			} `json:"metadata"`
+			Status struct {
+				Conditions []metav1.Condition `json:"conditions"`
+				Admission  map[string]any     `json:"admission"`
+			} `json:"status"`
+		}
+		raw := workloads["sparkapplication-"+req.Parent.Metadata.Name]
+		if raw == nil || json.Unmarshal(raw, &wl) != nil || wl.Metadata.DeletionTimestamp != nil || wl.Status.Admission == nil {
+			t.Fatalf("driver Pod %s created without an admitted Workload", name)
+		}
+		truth := map[string]bool{}
+		for _, c := range wl.Status.Conditions {
+			truth[c.Type] = c.Status == metav1.ConditionTrue
+		}
+		if !truth["Admitted"] || truth["Evicted"] || truth["Finished"] {
+			t.Fatalf("driver Pod %s created under a Workload whose conditions are %v", name, truth)
 		}
 	}
 }
@@ -267,6 +315,58 @@ func mutations(req map[string]any) []mutation {
 	add("spec-timeouts-one-second", func(r map[string]any) {
 		spec(r)["timeouts"] = map[string]any{"driverStartSeconds": 1, "driverReadySeconds": 1, "executorsStartSeconds": 1}
 	})
+
+	const wlKey = "Workload.kueue.x-k8s.io/v1beta2"
+	for _, wl := range sortedKeys(obj(obj(req, "children"), wlKey)) {
+		wlOf := func(r map[string]any) map[string]any { return obj(obj(obj(r, "children"), wlKey), wl) }
+		conds := func(r map[string]any) []any { c, _ := obj(wlOf(r), "status")["conditions"].([]any); return c }
+		setCond := func(typ, status string) func(map[string]any) {
+			return func(r map[string]any) {
+				var out []any
+				for _, c := range conds(r) {
+					if c.(map[string]any)["type"] != typ {
+						out = append(out, c)
+					}
+				}
+				out = append(out, map[string]any{"type": typ, "status": status, "reason": "Test", "message": "mutated",
+					"lastTransitionTime": "2026-03-08T06:00:00Z"})
+				obj(wlOf(r), "status")["conditions"] = out
+			}
+		}
+		add(wl+"/removed", func(r map[string]any) { delete(obj(obj(r, "children"), wlKey), wl) })
+		add(wl+"/null", func(r map[string]any) { obj(obj(r, "children"), wlKey)[wl] = nil })
+		add(wl+"/evicted", setCond("Evicted", "True"))
+		add(wl+"/finished", setCond("Finished", "True"))
+		add(wl+"/admitted", setCond("Admitted", "True"))
+		add(wl+"/not-admitted", setCond("Admitted", "False"))
+		add(wl+"/no-status", func(r map[string]any) { delete(wlOf(r), "status") })
+		add(wl+"/no-admission", func(r map[string]any) { delete(obj(wlOf(r), "status"), "admission") })
+		add(wl+"/deleting", func(r map[string]any) { obj(wlOf(r), "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })
+		add(wl+"/queue-other", func(r map[string]any) { obj(wlOf(r), "spec")["queueName"] = "other" })
+		add(wl+"/spec-hash-other", func(r map[string]any) {
+			obj(obj(wlOf(r), "metadata"), "annotations")["sparkoperator.k8s.io/spec-hash"] = "0000000000000000"
+		})
+		add(wl+"/flavor-unknown", func(r map[string]any) {
+			adm := obj(obj(wlOf(r), "status"), "admission")
+			as, _ := adm["podSetAssignments"].([]any)
+			for _, a := range as {
+				a.(map[string]any)["flavors"] = map[string]any{"cpu": "ghost"}
+			}
+		})
+		add(wl+"/misfiled", func(r map[string]any) { obj(wlOf(r), "metadata")["name"] = wl + "-x" })
+	}
+	if _, ok := obj(req, "children")[wlKey]; ok {
+		add("kueue-disabled", func(r map[string]any) { delete(obj(r, "children"), wlKey) })
+		add("flavors-gone", func(r map[string]any) { delete(obj(r, "related"), "ResourceFlavor.kueue.x-k8s.io/v1beta2") })
+		add("priority-classes-gone", func(r map[string]any) { delete(obj(r, "related"), "PriorityClass.scheduling.k8s.io/v1") })
+		add("queue-label-removed", func(r map[string]any) { delete(obj(meta(r), "labels"), "kueue.x-k8s.io/queue-name") })
+		add("queue-label-other", func(r map[string]any) { obj(meta(r), "labels")["kueue.x-k8s.io/queue-name"] = "team-b" })
+	} else {
+		add("kueue-enabled", func(r map[string]any) {
+			obj(r, "children")[wlKey] = map[string]any{}
+			obj(meta(r), "labels")["kueue.x-k8s.io/queue-name"] = "team-a"
+		})
+	}
 
 	add("child-null", func(r map[string]any) { obj(obj(r, "children"), "ConfigMap.v1")["ghost"] = nil })
 	add("child-group-null", func(r map[string]any) { obj(r, "children")["Service.v1"] = nil })

@@ -78,6 +78,8 @@ type input struct {
 	// must not make the decision overlook it (and leave it out of the answer, which deletes it).
 	drivers []*podView
 	execs   []*podView // related executor Pods of any attempt, sorted by executor id
+	related metacontroller.ChildMap
+	queue   *queue // nil unless the application is queued with Kueue
 }
 
 // decodeParent reads the parent. A spec that does not decode is the user's error, reported in
@@ -115,7 +117,10 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if err := req.TidyObserved(); err != nil {
 		return nil, err
 	}
-	in := &input{app: app, specErrs: specErrs, children: req.Children}
+	in := &input{app: app, specErrs: specErrs, children: req.Children, related: req.Related}
+	if in.queue, err = newQueue(in); err != nil {
+		return nil, err
+	}
 	for _, name := range req.Children.Names(keyPod) {
 		pod := &podView{}
 		if _, err := req.Children.Decode(keyPod, name, pod); err != nil {

@@ -46,6 +46,7 @@ func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacont
 	if err := d.decide(); err != nil {
 		return nil, Decision{}, err
 	}
+	d.queueChildren()
 	if err := d.checkLivePodsKept(); err != nil {
 		return nil, Decision{}, err
 	}
@@ -66,6 +67,8 @@ type decider struct {
 
 	status   v1beta2.SparkApplicationStatus // next status; starts as the observed one
 	children []any
+	queue    *queue    // nil unless queued with Kueue
+	workload any       // the Workload child of the answer, when the queue decided one
 	deadline time.Time // nearest instant at which a decision changes by itself
 	decision Decision
 }
@@ -96,6 +99,14 @@ func newDecider(in *input, now time.Time, cfg Config) *decider {
 	d.decision.From = in.app.Status.AppState.State
 	d.knownSubmission = in.app.Status.SubmissionID
 	d.now = firstDecisionTime(in.app, d.now)
+	d.queue = in.queue
+	if d.queue == nil {
+		if d.condition(condQueued) != nil {
+			d.removeCondition(condQueued) // the label was removed, or the operator turned Kueue off
+		}
+	} else if d.invalid == "" {
+		d.applyAdmission()
+	}
 	return d
 }
 
@@ -164,6 +175,8 @@ func (d *decider) decide() error {
 			d.invalidate()
 		case d.suspended():
 			d.suspend()
+		case d.admissionLost():
+			d.evicted()
 		default:
 			d.track()
 		}
@@ -268,6 +281,9 @@ func (d *decider) nextSubmission() driver.Submission {
 func (d *decider) submit() {
 	if d.invalid != "" {
 		d.failSpec(reasonInvalidSpec, d.invalid)
+		return
+	}
+	if !d.queueAdmits() {
 		return
 	}
 	sub := d.nextSubmission()

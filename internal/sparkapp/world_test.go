@@ -31,6 +31,7 @@ type world struct {
 	app      *v1beta2.SparkApplication
 	children map[string]map[string]map[string]any // key → name → object
 	execs    map[string]map[string]any            // related executor Pods
+	related  map[string]map[string]map[string]any // other related objects: key → name → object
 	uids     int
 	syncs    int
 	last     *metacontroller.SyncResponse
@@ -93,6 +94,12 @@ func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
 	}
 	for name, obj := range w.execs {
 		req.Related[keyPod][name] = mustJSON(w.t, obj)
+	}
+	for key, objs := range w.related {
+		req.Related[key] = map[string]json.RawMessage{}
+		for name, obj := range objs {
+			req.Related[key][name] = mustJSON(w.t, obj)
+		}
 	}
 	return req
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/kueue"
 )
 
 // LabelConnectName marks the server Pod with its SparkConnect; the client Service selects on it,
@@ -20,16 +21,23 @@ const LabelConnectName = "sparkoperator.k8s.io/connect-name"
 
 // objects are the children of one server submission.
 type objects struct {
-	pod  *corev1.Pod
-	rest []any // the ConfigMap and the Services, in a fixed order
+	pod     *corev1.Pod
+	rest    []any          // the ConfigMap and the Services, in a fixed order
+	podSets []kueue.PodSet // when opts.PodSets asks for them
 }
 
 // build returns the children of a server submission. The server is a driver (see
 // v1alpha1.ServerApplication); on top of what the driver builder gives it, it gets probes on
 // the gRPC port, a container restart policy, and the client Service.
-func build(sc *v1alpha1.SparkConnect, sub driver.Submission, opts driver.Options) (*objects, error) {
+// place, when given, adds a queue admission's placement to the server's application.
+func build(sc *v1alpha1.SparkConnect, sub driver.Submission, opts driver.Options, place func(*v1beta2.SparkApplicationSpec) error) (*objects, error) {
 	app := v1alpha1.ServerApplication(sc)
 	v1beta2.SetSparkApplicationDefaults(app)
+	if place != nil {
+		if err := place(&app.Spec); err != nil {
+			return nil, err
+		}
+	}
 	// The client Service carries the UI port; no UI Service or Ingress of the driver's own.
 	opts.EnableUIService = false
 	opts.IngressURLFormat = ""
@@ -41,7 +49,7 @@ func build(sc *v1alpha1.SparkConnect, sub driver.Submission, opts driver.Options
 	pod := built.DriverPod
 	serverContainer(sc, pod)
 
-	out := &objects{pod: pod}
+	out := &objects{pod: pod, podSets: built.PodSets}
 	for _, obj := range built.List() {
 		if obj != any(pod) {
 			out.rest = append(out.rest, obj)

@@ -74,6 +74,7 @@ func then(setup func(t *testing.T) *world, steps ...func(*world)) func(t *testin
 }
 
 func settled(w *world)      { w.settle() }
+func withKueue(w *world)    { w.enableKueue() }
 func ready(w *world)        { w.settle(); w.advance(20 * time.Second); w.serverRunning(true) }
 func readySettled(w *world) { ready(w); w.settle(); w.advance(time.Minute) }
 func imageEdit(w *world) {
@@ -143,6 +144,14 @@ func goldenCases() []goldenCase {
 			}
 		})},
 		{name: "new", hook: "customize", setup: fresh(connectYAML)},
+		{name: "kueue-new", setup: then(fresh(queuedConnectYAML), withKueue)},
+		{name: "kueue-queued", setup: then(fresh(queuedConnectYAML), withKueue, settled, func(w *world) { w.kueuePending() })},
+		{name: "kueue-admitted", setup: then(fresh(queuedConnectYAML), withKueue, settled, func(w *world) { w.kueueAdmit() })},
+		{name: "kueue-ready", setup: then(fresh(queuedConnectYAML), withKueue, settled, func(w *world) { w.kueueAdmit() }, readySettled)},
+		{name: "kueue-evicted", setup: then(fresh(queuedConnectYAML), withKueue, settled, func(w *world) { w.kueueAdmit() }, readySettled,
+			func(w *world) { w.kueueEvict() })},
+		{name: "kueue-requeued", setup: then(fresh(queuedConnectYAML), withKueue, settled, func(w *world) { w.kueueAdmit() }, readySettled,
+			func(w *world) { w.kueueEvict() }, settled)},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
@@ -72,10 +73,62 @@ func checkServersKeptOracle(t *testing.T, label string, raw []byte, resp *metaco
 			kept[obj.Metadata.Name] = true
 		}
 	}
-	for name, mayGo := range liveServers(t, raw) {
+	live := liveServers(t, raw)
+	for name, mayGo := range live {
 		assert.True(t, kept[name] || mayGo, "%s: live server Pod %s left out of a 200 answer", label, name)
 	}
+	if queued, admitted, _ := queueOf(t, raw); queued && !admitted {
+		for name := range kept {
+			_, running := live[name]
+			assert.True(t, running, "%s: server Pod %s started without an admitted Workload", label, name)
+		}
+	}
 	return true
+}
+
+// queueOf reads whether a request is queued with Kueue, whether its Workload is admitted (and
+// not evicted, finished or being deleted), and whether the status says the running server
+// started under an admission.
+func queueOf(t *testing.T, raw []byte) (queued, admitted, startedAdmitted bool) {
+	t.Helper()
+	var req struct {
+		Parent struct {
+			Metadata struct {
+				Name   string            `json:"name"`
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+			Status struct {
+				Conditions []metav1.Condition `json:"conditions"`
+			} `json:"status"`
+		} `json:"parent"`
+		Children map[string]map[string]json.RawMessage `json:"children"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &req))
+	workloads, enabled := req.Children["Workload.kueue.x-k8s.io/v1beta2"]
+	if !enabled || req.Parent.Metadata.Labels["kueue.x-k8s.io/queue-name"] == "" {
+		return false, false, false
+	}
+	for _, c := range req.Parent.Status.Conditions {
+		startedAdmitted = startedAdmitted || c.Type == "Queued" && c.Status == metav1.ConditionFalse && c.Reason == "Admitted"
+	}
+	var wl struct {
+		Metadata struct {
+			DeletionTimestamp any `json:"deletionTimestamp"`
+		} `json:"metadata"`
+		Status struct {
+			Conditions []metav1.Condition `json:"conditions"`
+			Admission  any                `json:"admission"`
+		} `json:"status"`
+	}
+	body := workloads["sparkconnect-"+req.Parent.Metadata.Name]
+	if body == nil || json.Unmarshal(body, &wl) != nil || wl.Metadata.DeletionTimestamp != nil || wl.Status.Admission == nil {
+		return true, false, startedAdmitted
+	}
+	truth := map[string]bool{}
+	for _, c := range wl.Status.Conditions {
+		truth[c.Type] = c.Status == metav1.ConditionTrue
+	}
+	return true, truth["Admitted"] && !truth["Evicted"] && !truth["Finished"], startedAdmitted
 }
 
 // liveServers maps each live observed Pod to whether the request allows its deletion.
@@ -111,13 +164,15 @@ func liveServers(t *testing.T, raw []byte) map[string]bool {
 		current := driver.NewSubmission(types.UID(req.Parent.Metadata.UID+"/"+hex.EncodeToString(sum[:8])), 1)
 		specChanged = current.SubmissionID != req.Parent.Status.SubmissionID
 	}
+	queued, admitted, startedAdmitted := queueOf(t, raw)
+	lostAdmission := queued && startedAdmitted && !admitted
 	out := map[string]bool{}
 	for name, pod := range req.Children["Pod.v1"] {
 		if pod == nil || pod.Metadata.DeletionTimestamp != nil || pod.Status.Phase == "Succeeded" || pod.Status.Phase == "Failed" {
 			continue
 		}
 		sub := pod.Metadata.Labels[driver.LabelSubmissionID]
-		out[name] = sub != "" && sub == req.Parent.Status.SubmissionID && specChanged
+		out[name] = sub != "" && sub == req.Parent.Status.SubmissionID && (specChanged || lostAdmission)
 	}
 	return out
 }
@@ -185,5 +240,46 @@ func mutations() []mutation {
 		{"configmaps-gone", func(r map[string]any) { delete(obj(r, "children"), "ConfigMap.v1") }},
 		{"finalizing", func(r map[string]any) { r["finalizing"] = true }},
 	}
+	workloads := func(r map[string]any) map[string]any {
+		return obj(obj(r, "children"), "Workload.kueue.x-k8s.io/v1beta2")
+	}
+	eachWorkload := func(f func(wl map[string]any)) func(map[string]any) {
+		return func(r map[string]any) {
+			for _, v := range workloads(r) {
+				if wl, ok := v.(map[string]any); ok {
+					f(wl)
+				}
+			}
+		}
+	}
+	setCond := func(typ, st string) func(map[string]any) {
+		return eachWorkload(func(wl map[string]any) {
+			var out []any
+			conds, _ := obj(wl, "status")["conditions"].([]any)
+			for _, c := range conds {
+				if c.(map[string]any)["type"] != typ {
+					out = append(out, c)
+				}
+			}
+			obj(wl, "status")["conditions"] = append(out, map[string]any{"type": typ, "status": st, "reason": "Test", "message": "mutated", "lastTransitionTime": "2026-03-08T06:00:00Z"})
+		})
+	}
+	ms = append(ms,
+		mutation{"workload-removed", func(r map[string]any) { clear(workloads(r)) }},
+		mutation{"workload-evicted", setCond("Evicted", "True")},
+		mutation{"workload-finished", setCond("Finished", "True")},
+		mutation{"workload-admitted", setCond("Admitted", "True")},
+		mutation{"workload-not-admitted", setCond("Admitted", "False")},
+		mutation{"workload-no-admission", eachWorkload(func(wl map[string]any) { delete(obj(wl, "status"), "admission") })},
+		mutation{"workload-deleting", eachWorkload(func(wl map[string]any) { obj(wl, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
+		mutation{"workload-queue-other", eachWorkload(func(wl map[string]any) { obj(wl, "spec")["queueName"] = "other" })},
+		mutation{"kueue-disabled", func(r map[string]any) { delete(obj(r, "children"), "Workload.kueue.x-k8s.io/v1beta2") }},
+		mutation{"kueue-enabled", func(r map[string]any) {
+			workloads(r)
+			obj(obj(parent(r), "metadata"), "labels")["kueue.x-k8s.io/queue-name"] = "notebooks"
+		}},
+		mutation{"queue-label-removed", func(r map[string]any) { delete(obj(obj(parent(r), "metadata"), "labels"), "kueue.x-k8s.io/queue-name") }},
+		mutation{"flavors-gone", func(r map[string]any) { delete(obj(r, "related"), "ResourceFlavor.kueue.x-k8s.io/v1beta2") }},
+	)
 	return ms
 }

@@ -54,6 +54,7 @@ type input struct {
 	children metacontroller.ChildMap
 	pods     []*podView // the observed Pod children, by name
 	execs    []*podView // the related executor Pods
+	queue    *queue     // nil unless queued with Kueue
 }
 
 func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
@@ -89,6 +90,9 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 		in.execs = append(in.execs, pod)
 	}
 	sort.Slice(in.execs, func(i, j int) bool { return in.execs[i].Metadata.Name < in.execs[j].Metadata.Name })
+	if in.queue, err = newQueue(in, req.Related); err != nil {
+		return nil, err
+	}
 	return in, nil
 }
 

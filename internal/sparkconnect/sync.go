@@ -14,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -95,13 +97,15 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	if err != nil {
 		return nil, err
 	}
-	return &metacontroller.CustomizeResponse{
-		RelatedResources: []metacontroller.RelatedResourceRule{{
-			APIVersion:    "v1",
-			Resource:      "pods",
-			LabelSelector: &metav1.LabelSelector{MatchLabels: executorSelector(sc)},
-		}},
-	}, nil
+	rules := []metacontroller.RelatedResourceRule{{
+		APIVersion:    "v1",
+		Resource:      "pods",
+		LabelSelector: &metav1.LabelSelector{MatchLabels: executorSelector(sc)},
+	}}
+	if sc.Labels[kueue.QueueNameLabel] != "" && metacontroller.DeclaresChild(req.Controller, kueue.APIVersion, kueue.WorkloadResource) {
+		rules = append(rules, kueue.RelatedRules()...)
+	}
+	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil
 }
 
 // executorSelector selects the executors of every server of sc, by the connect-name label the
@@ -155,6 +159,14 @@ func (d *decider) decide() error {
 		return nil
 	}
 	d.setCondition(condSpecValid, metav1.ConditionTrue, "Valid", "the spec is valid")
+	q := d.in.queue
+	if q == nil && meta.FindStatusCondition(st.Conditions, condQueued) != nil {
+		meta.RemoveStatusCondition(&st.Conditions, condQueued) // the label was removed, or Kueue turned off
+	}
+	if q != nil && d.livePod(st.SubmissionID) != nil && d.admissionLost() {
+		d.evicted()
+		return nil
+	}
 
 	if st.SubmissionID != "" && st.SubmissionID != sub.SubmissionID {
 		// The spec changed: the old server goes first, as the new one takes its name.
@@ -167,7 +179,16 @@ func (d *decider) decide() error {
 			return nil
 		}
 	}
-	objs, err := build(sc, sub, d.cfg.Driver)
+	var place func(*v1beta2.SparkApplicationSpec) error
+	if q != nil {
+		if d.livePod(sub.SubmissionID) == nil && !d.gate(hash, sub) {
+			return nil
+		}
+		if q.admitted() {
+			place = q.placement
+		}
+	}
+	objs, err := build(sc, sub, d.cfg.Driver, place)
 	if err != nil {
 		msg := truncate(err.Error())
 		d.keepObserved()
@@ -205,6 +226,7 @@ func (d *decider) decide() error {
 		}
 		d.reportPod(pod)
 	}
+	d.keepWorkload()
 	return nil
 }
 

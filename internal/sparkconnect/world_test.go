@@ -46,6 +46,7 @@ type world struct {
 	sc       *v1alpha1.SparkConnect
 	children map[string]map[string]map[string]any
 	execs    map[string]map[string]any
+	related  map[string]map[string]map[string]any // other related objects: key → name → object
 	last     *metacontroller.SyncResponse
 	lastErr  error
 	uids     int
@@ -77,6 +78,12 @@ func (w *world) request() *metacontroller.SyncRequest {
 	}
 	for name, obj := range w.execs {
 		req.Related[keyPod][name] = mustJSON(w.t, obj)
+	}
+	for key, objs := range w.related {
+		req.Related[key] = map[string]json.RawMessage{}
+		for name, obj := range objs {
+			req.Related[key][name] = mustJSON(w.t, obj)
+		}
 	}
 	return req
 }

@@ -48,8 +48,8 @@ type world struct {
 	stateLogs map[string]*stateLog
 }
 
-// newWorld starts a namespace with a kubelet and one contract controller per registration file,
-// with the hook URLs pointed at hookURL.
+// newWorld starts a namespace with a kubelet and one contract controller per registration file
+// (in metacontroller/, or an absolute path), with the hook URLs pointed at hookURL.
 func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -77,7 +77,11 @@ func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 	}()
 
 	for _, file := range registrations {
-		cc, err := localcluster.LoadCompositeController(filepath.Join(repoRoot, "metacontroller", file), hookURL)
+		path := file
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(repoRoot, "metacontroller", file)
+		}
+		cc, err := localcluster.LoadCompositeController(path, hookURL)
 		require.NoError(t, err)
 		ctl, err := localcluster.NewContractController(cfg, cc, localcluster.ControllerOptions{Namespace: ns, Logf: t.Logf})
 		require.NoError(t, err, "the contract controller refuses the registration %s", file)

@@ -16,6 +16,9 @@ import (
 // label (the name, a dash and ten characters) fits in 63 characters.
 const MaxNameLength = 45
 
+// kueueQueueNameLabel is Kueue's label for the LocalQueue of a job (internal/kueue.QueueNameLabel).
+const kueueQueueNameLabel = "kueue.x-k8s.io/queue-name"
+
 // ValidateSparkCluster checks what Apache's operator leaves to a failed apply, or does not
 // check at all: the name, the version, the bounds of the worker pool and Service types.
 func ValidateSparkCluster(c *SparkCluster) field.ErrorList {
@@ -26,6 +29,10 @@ func ValidateSparkCluster(c *SparkCluster) field.ErrorList {
 	}
 	if len(c.Name) > MaxNameLength {
 		errs = append(errs, field.TooLong(name, c.Name, MaxNameLength))
+	}
+	if q, ok := c.Labels[kueueQueueNameLabel]; ok {
+		errs = append(errs, field.Forbidden(field.NewPath("metadata", "labels").Key(kueueQueueNameLabel),
+			fmt.Sprintf("sparkhooks does not queue SparkClusters with Kueue (a standalone cluster holds its workers for its whole life); queue the applications that run on it instead, and remove the label (%q)", q)))
 	}
 	spec := field.NewPath("spec")
 	if c.Spec.RuntimeVersions.SparkVersion == "" {

@@ -51,6 +51,9 @@ func TestValidateSparkCluster(t *testing.T) {
 		{"ExternalName", func(c *SparkCluster) {
 			c.Spec.WorkerSpec = &WorkerSpec{ServiceSpec: &corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName}}
 		}, []string{"spec.workerSpec.serviceSpec.type"}},
+		{"queued with Kueue, which sparkhooks does not do for clusters", func(c *SparkCluster) {
+			c.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "team-a"}
+		}, []string{"metadata.labels[kueue.x-k8s.io/queue-name]"}},
 		{"bad label", func(c *SparkCluster) {
 			c.Spec.MasterSpec = &MasterSpec{StatefulSetMetadata: &metav1.ObjectMeta{Labels: map[string]string{"team": "data science"}}}
 		}, []string{"spec.masterSpec.statefulSetMetadata.labels[team]"}},

@@ -1,0 +1,187 @@
+package sparkapp
+
+import (
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/kueue"
+)
+
+// Kueue's kinds as Metacontroller files them in a request.
+var (
+	// keyWorkload is declared only where the operator enables Kueue; its presence in a request
+	// is the switch.
+	keyWorkload       = kueue.KeyWorkload
+	keyResourceFlavor = kueue.KeyResourceFlavor
+	keyPriorityClass  = kueue.KeyPriorityClass
+)
+
+// condQueued is true while the application waits for Kueue to admit its Workload, with Kueue's
+// reason and message; false (reason Admitted) once the current attempt runs under an admission.
+const (
+	condQueued     = "Queued"
+	reasonAdmitted = "Admitted"
+)
+
+// queue is a queued application's view of Kueue in one request.
+type queue struct {
+	name     string          // the LocalQueue, from the queue-name label
+	workload string          // the Workload's name
+	observed *kueue.Observed // nil when the request shows no Workload of that name
+	raw      json.RawMessage
+	// placeErr is why an admitted Workload's placement cannot be applied yet.
+	placeErr error
+}
+
+// newQueue reads the queue of an application: nil when it is not queued, because the operator
+// does not enable Kueue (the registration declares no Workload child) or the application has
+// no queue-name label.
+func newQueue(in *input) (*queue, error) {
+	if _, enabled := in.children[keyWorkload]; !enabled {
+		return nil, nil
+	}
+	name := in.app.Labels[kueue.QueueNameLabel]
+	if name == "" {
+		return nil, nil
+	}
+	q := &queue{name: name, workload: kueue.WorkloadName("sparkapplication", in.app.Name)}
+	if raw, ok := in.children[keyWorkload][q.workload]; ok {
+		obs, err := kueue.Observe(raw)
+		if err != nil {
+			return nil, requestErrorf("%w", err)
+		}
+		q.observed, q.raw = obs, raw
+	}
+	return q, nil
+}
+
+// admitted is true when the observed Workload is admitted.
+func (q *queue) admitted() bool { return q != nil && q.observed != nil && q.observed.Admitted() }
+
+// applyAdmission adds what the admission grants to the spec, decoded for this sync alone (see
+// kueue.ApplyAdmission); placeErr says when the placement is not known yet.
+func (d *decider) applyAdmission() {
+	if q := d.queue; q.admitted() {
+		q.placeErr = kueue.ApplyAdmission(q.observed, d.in.related[keyResourceFlavor], &d.spec.Spec)
+	}
+}
+
+// queueAdmits is the queue's gate in front of every submission. It is true when the Workload is
+// admitted and its placement known; otherwise it parks the application in SUSPENDED with the
+// Queued condition saying why, its Workload created or kept (a spent one is left out, which
+// deletes it and frees its quota; the next sync creates a fresh one).
+func (d *decider) queueAdmits() bool {
+	q := d.queue
+	if q == nil {
+		return true
+	}
+	obs := q.observed
+	switch {
+	case obs == nil:
+		wl, reason, msg := d.buildWorkload()
+		if wl == nil && reason == reasonBuildFailed {
+			d.failSpec(reasonBuildFailed, msg)
+			return false
+		}
+		if wl == nil {
+			d.parkQueued(reason, msg)
+			return false
+		}
+		d.workload = wl
+		d.parkQueued("Pending", fmt.Sprintf("Workload %s created in LocalQueue %s; waiting for Kueue", q.workload, q.name))
+	case obs.Spent():
+		reason, msg := obs.Message()
+		d.parkQueued(conditionReason(reason), fmt.Sprintf("Workload %s is spent (%s); it is deleted to free its quota and a new one is queued", q.workload, msg))
+	case !obs.Reusable(q.name, d.hash):
+		d.parkQueued("Requeueing", fmt.Sprintf("Workload %s was queued for another spec or LocalQueue (%s); a new one replaces it", q.workload, obs.QueueName))
+	case !obs.Admitted():
+		d.workload = q.observed.Answered(q.raw)
+		reason, msg := obs.Message()
+		d.parkQueued(conditionReason(reason), msg)
+	case q.placeErr != nil:
+		d.workload = q.observed.Answered(q.raw)
+		d.parkQueued("PlacementUnknown", q.placeErr.Error())
+	default:
+		d.workload = q.observed.Answered(q.raw)
+		d.setCondition(condQueued, metav1.ConditionFalse, reasonAdmitted,
+			fmt.Sprintf("Workload %s admitted by Kueue", q.workload), d.now)
+		return true
+	}
+	return false
+}
+
+// parkQueued holds the application in SUSPENDED, Kubeflow's state for an application that may
+// not run yet, with Kueue's word for why in the Queued condition.
+func (d *decider) parkQueued(reason, msg string) {
+	d.setState(v1beta2.ApplicationStateSuspended, "")
+	d.setCondition(condQueued, metav1.ConditionTrue, reason, msg, d.now)
+}
+
+// buildWorkload builds the Workload of the spec as it is, before any admission. A nil Workload
+// comes with the reason it cannot be built yet.
+func (d *decider) buildWorkload() (wl any, reason, msg string) {
+	// Not a spec error: the label is no part of the spec, and an edit of it must be seen again.
+	if problem := kueue.QueueNameProblem(d.queue.name); problem != "" {
+		return nil, "InvalidQueueName", problem
+	}
+	opts := d.buildOptions()
+	opts.PodSets = true
+	objs, err := driver.Build(d.spec, d.nextSubmission(), opts)
+	if err != nil {
+		return nil, reasonBuildFailed, err.Error()
+	}
+	meta := metav1.ObjectMeta{Name: d.queue.workload, Namespace: d.in.app.Namespace, Labels: map[string]string{driver.LabelAppName: d.in.app.Name}}
+	w, err := kueue.NewWorkload(meta, d.hash, d.queue.name, objs.PodSets, d.in.related[keyPriorityClass])
+	if err != nil {
+		return nil, "PriorityClassNotFound", err.Error()
+	}
+	return w, "", ""
+}
+
+// admissionLost is true when the current attempt started under an admission that is gone: the
+// Workload was evicted (preempted, deactivated), finished, or deleted.
+func (d *decider) admissionLost() bool {
+	if d.queue == nil {
+		return false
+	}
+	c := d.condition(condQueued)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reasonAdmitted {
+		return false // started before the application was queued: it runs on as it started
+	}
+	return !d.queue.admitted()
+}
+
+// evicted ends an attempt whose admission is gone: its driver goes, so do the executors it
+// owns, and the application waits in the queue again. The attempt is not counted against the
+// restart policy's retries.
+func (d *decider) evicted() {
+	reason, msg := "WorkloadDeleted", fmt.Sprintf("Workload %s was deleted", d.queue.workload)
+	if obs := d.queue.observed; obs != nil {
+		reason, msg = obs.Message()
+	}
+	d.decision.RestartReason = "Evicted"
+	if d.status.ExecutionAttempts > 0 {
+		d.status.ExecutionAttempts--
+	}
+	d.suspend()
+	d.setCondition(condQueued, metav1.ConditionTrue, conditionReason(reason),
+		fmt.Sprintf("the attempt was stopped by Kueue and waits in LocalQueue %s again: %s", d.queue.name, msg), d.now)
+	d.removeCondition(condDriverRequested, condDriverStarted, condDriverReady, condExecutorsReady, condDriverMissing, condTimedOut)
+}
+
+// queueChildren adds the Workload to the answer: the one the gate created or kept, else the
+// observed one while an attempt runs under it and in the sync that ends that attempt (whose
+// status may not have reached the next sync's input yet; see releaseChildren). Anywhere else a
+// Workload is left out, which deletes it and frees its quota at once.
+func (d *decider) queueChildren() {
+	if d.workload == nil && d.queue != nil && d.queue.observed != nil && activeStates[d.decision.From] && !d.queue.observed.Deleting {
+		d.workload = d.queue.observed.Answered(d.queue.raw)
+	}
+	if d.workload != nil {
+		d.children = append(d.children, d.workload)
+	}
+}
