@@ -84,7 +84,7 @@ func testStaging(t *testing.T, s *sandbox) {
 	})
 
 	t.Run("GCS (fake-gcs-server)", func(t *testing.T) {
-		host := gcsServer(t, "spark-deps")
+		host := gcsServer(t, "127.0.0.1", "spark-deps")
 		env := []string{"STORAGE_EMULATOR_HOST=" + host}
 		app := writeFile(t, filepath.Join(dir, "gcs.yaml"), fmt.Sprintf(stagingApp, "staged-gcs", mainJar, "file://"+depJar))
 		r := s.kubectl(t, env, "spark", "create", "-f", app, "--upload-to", "gs://spark-deps")

@@ -130,8 +130,9 @@ func s3Object(t *testing.T, client *awss3.Client, bucket, key string) string {
 	return string(data)
 }
 
-// gcsServer starts fake-gcs-server with one bucket and returns its host:port.
-func gcsServer(t *testing.T, bucket string) string {
+// gcsServer starts fake-gcs-server on ip with one bucket and returns its host:port, the
+// address it also names in the links and upload sessions it hands out.
+func gcsServer(t *testing.T, ip, bucket string) string {
 	t.Helper()
 	binary := tool(t, fakeGCS)
 	data := t.TempDir()
@@ -139,9 +140,9 @@ func gcsServer(t *testing.T, bucket string) string {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	host := fmt.Sprintf("127.0.0.1:%d", port)
+	host := net.JoinHostPort(ip, fmt.Sprint(port))
 	startServer(t, "fake-gcs-server", "http://"+host+"/storage/v1/b", nil, binary,
-		"-scheme", "http", "-host", "127.0.0.1", "-port", fmt.Sprint(port), "-public-host", host, "-external-url", "http://"+host,
+		"-scheme", "http", "-host", ip, "-port", fmt.Sprint(port), "-public-host", host, "-external-url", "http://"+host,
 		"-backend", "memory", "-data", data, "-log-level", "warn")
 	return host
 }
