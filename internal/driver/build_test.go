@@ -1417,3 +1417,28 @@ func TestPodLabels(t *testing.T) {
 	assert.Equal(t, "nb", objs.DriverPod.Labels["sparkoperator.k8s.io/connect-name"])
 	assert.Equal(t, "nb", sparkProps(t, objs)["spark.kubernetes.executor.label.sparkoperator.k8s.io/connect-name"])
 }
+
+// TestDriverVolumesFromSparkConf: spark.kubernetes.driver.volumes.* mount in the driver Pod as
+// spark-submit's MountVolumesFeatureStep would (found porting Spark's VolumeSuite, whose inputs
+// are these properties); the executors' stay properties, for Spark.
+func TestDriverVolumesFromSparkConf(t *testing.T) {
+	objs := build(t, newApp(withConf(
+		"spark.kubernetes.driver.volumes.emptyDir.data.mount.path", "/data",
+		"spark.kubernetes.driver.volumes.emptyDir.data.options.medium", "Memory",
+		"spark.kubernetes.executor.volumes.emptyDir.data.mount.path", "/data",
+	)), Options{})
+	var found *corev1.Volume
+	for i := range objs.DriverPod.Spec.Volumes {
+		if objs.DriverPod.Spec.Volumes[i].Name == "data" {
+			found = &objs.DriverPod.Spec.Volumes[i]
+		}
+	}
+	require.NotNil(t, found, "the driver Pod has the volume")
+	require.NotNil(t, found.EmptyDir)
+	assert.Equal(t, corev1.StorageMediumMemory, found.EmptyDir.Medium)
+	assert.Contains(t, driverContainer(t, objs).VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: "/data"})
+	assert.Equal(t, "/data", sparkProps(t, objs)["spark.kubernetes.executor.volumes.emptyDir.data.mount.path"])
+	for _, v := range executorTemplatePod(t, objs).Spec.Volumes {
+		assert.NotEqual(t, "data", v.Name, "the executors' volume is Spark's to mount")
+	}
+}

@@ -85,6 +85,7 @@ func (b *builder) driverPod() error {
 	d.driverCommand()
 	d.podTemplateVolume()
 	d.customize()
+	d.mountConfVolumes()
 	d.privilegeEscalation()
 	d.localDirs()
 	d.confVolume()
@@ -361,6 +362,16 @@ func (d *driverPodBuild) podTemplateVolume() {
 // with the webhook's rules.
 func (d *driverPodBuild) customize() {
 	mutate.ApplyCustomization(d.pod, d.customization(d.driverRole()))
+}
+
+// mountConfVolumes is Spark's MountVolumesFeatureStep for the driver: the volumes of
+// spark.kubernetes.driver.volumes.* (validation has refused any it cannot build). The executors'
+// are Spark's own to mount, from the same properties.
+func (d *driverPodBuild) mountConfVolumes() {
+	volumes, mounts, _ := v1beta2.ConfVolumes(d.spec.SparkConf, v1beta2.DriverVolumesPrefix, nil)
+	for i := range volumes {
+		d.addVolume(volumes[i], mounts[i])
+	}
 }
 
 // privilegeEscalation follows Spark 4.3, whose BasicDriverFeatureStep sets the driver

@@ -301,6 +301,16 @@ func (v *specValidator) sparkConf() {
 			v.add(sparkMemory(kp, val)...)
 		}
 	}
+	// The driver's volumes in Spark's own properties: the builder mounts them, as spark-submit
+	// would, so they must make a valid Pod.
+	volumes, _, errs := ConfVolumes(v.spec.SparkConf, DriverVolumesPrefix, p)
+	v.add(errs...)
+	declared := v.volumeNames()
+	for _, vol := range volumes {
+		if declared[vol.Name] {
+			v.add(field.Invalid(p, vol.Name, "the driver volume "+vol.Name+" of "+DriverVolumesPrefix+"* is also a volume in spec.volumes; give one of them another name"))
+		}
+	}
 }
 
 func (v *specValidator) volumes() {

@@ -331,7 +331,8 @@ func probeAnswer(log, prefix string) string {
 // TestSparkITDriverOnly ports BasicTestsSuite's "SPARK-42190: Run SparkPi with local[*]" and
 // VolumeSuite's driver-only cases ("A driver-only Spark job with a tmpfs-backed localDir
 // volume", "... with a tmpfs-backed emptyDir data volume", "... with a disk-backed emptyDir
-// volume"): the driver runs the job itself and no executor is created.
+// volume", with Spark's own spark.kubernetes.driver.volumes.* properties): the driver runs the
+// job itself and no executor is created.
 func TestSparkITDriverOnly(t *testing.T) {
 	n := newNamespace(t, "it-local")
 	pi := runIT(t, n, "local-pi", `apiVersion: sparkoperator.k8s.io/v1beta2
@@ -367,15 +368,15 @@ spec:
   arguments: ["fs:$SPARK_LOCAL_DIRS", "fs:/data", "fs:/scratch"]
   sparkConf:
     spark.kubernetes.local.dirs.tmpfs: "true"
-  volumes:
-  - {name: data, emptyDir: {medium: Memory, sizeLimit: 1G}}
-  - {name: scratch, emptyDir: {}}
+    spark.kubernetes.driver.volumes.emptyDir.data.mount.path: /data
+    spark.kubernetes.driver.volumes.emptyDir.data.options.medium: Memory
+    spark.kubernetes.driver.volumes.emptyDir.data.options.sizeLimit: 1G
+    spark.kubernetes.driver.volumes.emptyDir.scratch.mount.path: /scratch
   driver:
     coreRequest: 200m
     memory: 1g
     serviceAccount: spark
     kubernetesMaster: local[10]
-    volumeMounts: [{name: data, mountPath: /data}, {name: scratch, mountPath: /scratch}]
   executor: {}
 `)
 	if fs := probeAnswer(probe.log, "driver fs /var/data/"); !strings.HasPrefix(fs, "tmpfs ") {
