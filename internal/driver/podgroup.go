@@ -143,6 +143,14 @@ func (b *builder) gangResources() (map[string]any, error) {
 		if err != nil {
 			return nil, buildErrorf("%s memory: %v", role.name, err)
 		}
+		if role.name == RoleExecutor {
+			// Spark's executor Pods also ask for the Python workers' and the off-heap memory.
+			extra, err := b.executorExtraMemoryMiB()
+			if err != nil {
+				return nil, err
+			}
+			mib += extra
+		}
 		for i := int64(0); i < role.count; i++ {
 			cpu.Add(cores)
 			mem.Add(*resource.NewQuantity(mib*v1beta2.MiB, resource.BinarySI))

@@ -58,6 +58,15 @@ func TestVolcanoPodGroup(t *testing.T) {
 			}),
 			wantResources: map[string]any{"cpu": "5", "memory": "10418Mi"},
 		},
+		{
+			// Spark's executor Pods add the Python workers' memory (PySpark) and the off-heap
+			// memory: driver 1 cpu, 1024 + 409 = 1433Mi; executors 3 × (2 cpu, 4096 + 1638 + 512
+			// + 1024 = 7270Mi)
+			name: "executors count Python and off-heap memory",
+			app: volcanoApp(pythonApp, withConf("spark.executor.pyspark.memory", "512m",
+				"spark.memory.offHeap.enabled", "true", "spark.memory.offHeap.size", "1g")),
+			wantResources: map[string]any{"cpu": "7", "memory": "23243Mi"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,4 +170,23 @@ func TestDefaultBatchScheduler(t *testing.T) {
 		Options{DefaultBatchScheduler: "yunikorn", VolcanoPodGroups: true})
 	assert.Equal(t, "volcano", objs.DriverPod.Spec.SchedulerName, "the spec wins over the default")
 	assert.NotContains(t, objs.DriverPod.Annotations, "yunikorn.apache.org/task-groups")
+}
+
+// TestPodSetsExecutorMemory: the executor pod set a queue (Kueue) admits asks for what Spark's
+// executor Pods ask for, the Python workers' and the off-heap memory included.
+func TestPodSetsExecutorMemory(t *testing.T) {
+	objs := build(t, newApp(pythonApp, withVersion("4.0.1"), withConf("spark.executor.pyspark.memory", "512m",
+		"spark.memory.offHeap.enabled", "true", "spark.memory.offHeap.size", "268435456")), Options{PodSets: true})
+	require.Len(t, objs.PodSets, 2)
+	exec := objs.PodSets[1]
+	require.Equal(t, "executor", exec.Name)
+	var spark *corev1.Container
+	for i := range exec.Template.Spec.Containers {
+		if exec.Template.Spec.Containers[i].Name == ExecutorContainerName {
+			spark = &exec.Template.Spec.Containers[i]
+		}
+	}
+	require.NotNil(t, spark)
+	// 1024 + max(0.4 × 1024, 384) = 1433, + 512 (PySpark) + 256 (off-heap, in bytes when bare).
+	assert.Equal(t, "2201Mi", spark.Resources.Requests.Memory().String())
 }

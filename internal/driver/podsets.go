@@ -88,6 +88,12 @@ func (b *builder) executorResources() (corev1.ResourceRequirements, error) {
 	if err != nil {
 		return res, buildErrorf("executor memory: %v", err)
 	}
+	// Spark's executor Pods also ask for the Python workers' and the off-heap memory.
+	extra, err := b.executorExtraMemoryMiB()
+	if err != nil {
+		return res, err
+	}
+	mib += extra
 	mem := *resource.NewQuantity(mib*v1beta2.MiB, resource.BinarySI)
 	res.Requests[corev1.ResourceMemory] = mem
 	res.Limits[corev1.ResourceMemory] = mem
