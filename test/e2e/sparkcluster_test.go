@@ -163,8 +163,12 @@ spec:
 		return func(s *unstructured.Unstructured) bool { return nestedString(s, "spec", "replicas") == n }
 	}
 	w.waitStatefulSet(t, worker, replicas("3"))
-	_, err = w.dyn.Resource(horizontalPodAutoscalers).Namespace(w.ns).Get(ctx, name+"-worker-hpa", metav1.GetOptions{})
-	require.NoError(t, err, "the autoscaler")
+	// Metacontroller creates the children one after the other: the autoscaler may come a moment
+	// after the StatefulSet.
+	require.NoError(t, wait.PollUntilContextTimeout(ctx, 50e6, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		_, err := w.dyn.Resource(horizontalPodAutoscalers).Namespace(w.ns).Get(ctx, name+"-worker-hpa", metav1.GetOptions{})
+		return err == nil, nil
+	}), "the autoscaler")
 
 	// The autoscaler scales the pool. It writes spec.replicas through the scale subresource,
 	// which the local API server does not serve; a patch of the StatefulSet is the same change.
