@@ -31,6 +31,10 @@ func ConfVolumes(conf map[string]string, prefix string, fldPath *field.Path) ([]
 		options    map[string]string
 		keys       []string
 	}
+	// Most applications mount nothing this way, and this runs on every sync.
+	if !hasKeyWithPrefix(conf, prefix) {
+		return nil, nil, nil
+	}
 	var errs field.ErrorList
 	entries := map[string]*entry{}
 	for _, key := range sortedKeys(conf) {
@@ -139,4 +143,13 @@ func confVolumeSource(kind string, options map[string]string) (corev1.VolumeSour
 		return corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: readOnly}}, nil
 	}
 	return corev1.VolumeSource{}, fmt.Errorf("unknown volume type %q: Spark mounts hostPath, emptyDir, nfs and persistentVolumeClaim", kind)
+}
+
+func hasKeyWithPrefix(conf map[string]string, prefix string) bool {
+	for key := range conf {
+		if strings.HasPrefix(key, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -799,6 +799,16 @@ const appIDPlaceholder = "{{APP_ID}}"
 // replaced by an application id, since that is what Spark and the builder write. Older Spark
 // writes the placeholder itself, which no label value can be, so it is refused with the reason.
 func (v *specValidator) podLabels(m map[string]string, p *field.Path) field.ErrorList {
+	placeholder := false
+	for _, value := range m {
+		placeholder = placeholder || strings.Contains(value, appIDPlaceholder)
+	}
+	if !placeholder {
+		if len(m) == 0 {
+			return nil
+		}
+		return metav1validation.ValidateLabels(m, p)
+	}
 	var errs field.ErrorList
 	for _, k := range sortedKeys(m) {
 		value := m[k]
