@@ -6,7 +6,7 @@ VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || ec
 IMAGE          ?= ghcr.io/sparkhooks/sparkhooks:$(VERSION)
 E2EFLAGS       ?=
 
-.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue
+.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue kube helm
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): a one-node cluster where kubectl apply
 ## runs sparkhooks and real Spark (simulated pods until `make spark-images`); RUNFLAGS passes flags
@@ -71,6 +71,15 @@ e2e: spark-images kueue
 ## built in its own module into .cache/kueue; see hack/kueue/build.sh
 kueue:
 	hack/kueue/build.sh
+
+## kube: kube-apiserver, kube-controller-manager and kube-scheduler (k8s.io/kubernetes, pinned in
+## hack/kube/go.mod), built once per user into ~/.cache/sparkhooks/kube/<version>; prints the directory
+kube:
+	@hack/kube/build.sh
+
+## helm: the Helm client (pinned in hack/helm/build.sh), built once per user into ~/.cache/sparkhooks/helm
+helm:
+	@hack/helm/build.sh
 
 ## spark-images: local stand-ins for the apache/spark 3.5.3, 4.0.1 and 4.3.0 images (filesystem layers
 ## over the host's root, and images.json) plus the Spark Connect and Kubeflow SDK client venvs, in

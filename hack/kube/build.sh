@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the Kubernetes control plane the sandbox and the end-to-end suites run: kube-apiserver,
+# kube-controller-manager and kube-scheduler from k8s.io/kubernetes at the version this module pins
+# (go.mod, checksummed by go.sum and the Go checksum database). The binaries depend on nothing in
+# the checkout but this module, so they are kept per user, not per clone:
+# ${SPARKHOOKS_CACHE:-$XDG_CACHE_HOME/sparkhooks}/kube/<version>/, built again only when missing.
+# Prints the directory.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2 }' go.mod)
+cache=${SPARKHOOKS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparkhooks}
+out="$cache/kube/$version"
+commands=(kube-apiserver kube-controller-manager kube-scheduler)
+
+missing=0
+for c in "${commands[@]}"; do
+	[ -x "$out/$c" ] || missing=1
+done
+if [ "$missing" = 0 ]; then
+	echo "$out"
+	exit 0
+fi
+
+minor=${version#v1.}
+minor=${minor%%.*}
+pkg=k8s.io/component-base/version
+ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+mkdir -p "$out.tmp"
+for c in "${commands[@]}"; do
+	echo "building $c $version (first time only; several minutes on two cores)" >&2
+	CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out.tmp/$c" "k8s.io/kubernetes/cmd/$c"
+done
+rm -rf "$out"
+mv "$out.tmp" "$out"
+echo "$out"
