@@ -68,8 +68,17 @@ type options struct {
 	registrations string
 	crds          string
 	simulate      bool
-	// forcedSimulation is --simulate, as opposed to simulating for want of images.
+	// forcedSimulation is --simulate, as opposed to simulating for the reason simulationReason.
 	forcedSimulation bool
+	simulationReason string
+
+	kubeBinDir           string
+	helm                 string
+	chart                string
+	metacontroller       string
+	metacontrollerChart  string
+	metacontrollerValues string
+	readyFile            string
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -85,9 +94,16 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.apiAddr, "api-addr", "127.0.0.1:6443", "where the API server listens")
 	fs.StringVar(&o.sparkhooks, "sparkhooks", "", "the sparkhooks binary that serves the hooks (default: sparkhooks next to this binary, else on PATH)")
 	fs.StringVar(&o.images, "images", envOr("SPARK_IMAGES_DIR", filepath.Join(".cache", "spark-images")), "the local Spark images (make spark-images)")
-	fs.StringVar(&o.registrations, "registrations", "metacontroller", "the CompositeController registrations to run (the chart's)")
-	fs.StringVar(&o.crds, "crds", "crds", "the CRDs to install")
-	fs.BoolVar(&o.simulate, "simulate", false, "play pod phases instead of running pods, even when the images are prepared")
+	fs.StringVar(&o.kubeBinDir, "kube-bin-dir", os.Getenv("KUBE_BIN_DIR"), "the directory of kube-apiserver, kube-controller-manager and kube-scheduler (make kube prints it)")
+	fs.StringVar(&o.helm, "helm", os.Getenv("HELM"), "the helm binary that installs the charts (make helm prints it)")
+	fs.StringVar(&o.chart, "chart", "chart", "the sparkhooks chart to install")
+	fs.StringVar(&o.metacontroller, "metacontroller", os.Getenv("METACONTROLLER_BIN"), "the Metacontroller binary to run, from its own chart; empty: a local stand-in (docs/local.md)")
+	fs.StringVar(&o.metacontrollerChart, "metacontroller-chart", "", "Metacontroller's chart (default: helm/metacontroller next to the binary)")
+	fs.StringVar(&o.metacontrollerValues, "metacontroller-values", filepath.Join("chart", "metacontroller-values.yaml"), "the values Metacontroller's chart is installed with")
+	fs.StringVar(&o.readyFile, "ready-file", "", "write the kubeconfig's path here once everything is up (for scripts and tests)")
+	fs.StringVar(&o.registrations, "registrations", "metacontroller", "with --simulate: the CompositeController registrations to run")
+	fs.StringVar(&o.crds, "crds", "crds", "with --simulate: the CRDs to install")
+	fs.BoolVar(&o.simulate, "simulate", false, "play pod phases on an in-process stand-in API server instead of running the cluster, even when the images are prepared")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

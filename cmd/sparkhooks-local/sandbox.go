@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +26,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/internal/localcluster"
 	"github.com/sparkhooks/sparkhooks/internal/prockubelet"
+	"github.com/sparkhooks/sparkhooks/internal/stack"
 )
 
 // nodeName is the sandbox's one node.
@@ -58,20 +59,47 @@ func (o *options) check() error {
 	if info, err := os.Stat(o.sparkhooks); err != nil || info.IsDir() {
 		return fmt.Errorf("no sparkhooks binary at %q: build it (make build) or pass --sparkhooks", o.sparkhooks)
 	}
-	for _, dir := range []struct{ flag, path string }{{"--registrations", o.registrations}, {"--crds", o.crds}} {
-		if info, err := os.Stat(dir.path); err != nil || !info.IsDir() {
-			return fmt.Errorf("%s %s is not a directory: start it from the repository root (make run) or pass %s", dir.flag, dir.path, dir.flag)
-		}
-	}
 	o.forcedSimulation = o.simulate
 	if !o.simulate {
 		if _, err := os.Stat(filepath.Join(o.images, "images.json")); err != nil {
 			o.simulate = true
+			o.simulationReason = fmt.Sprintf("No Spark images in %s: prepare them (make spark-images) and start again to run Spark.", o.images)
 		} else if os.Geteuid() != 0 {
 			return errors.New("running pods needs root (mount and network namespaces): start it as root (sudo make run), or pass --simulate to play pod phases without running them")
 		}
 	}
+	dirs := []struct{ flag, path string }{{"--registrations", o.registrations}, {"--crds", o.crds}}
+	if !o.simulate {
+		dirs = []struct{ flag, path string }{{"--chart", o.chart}}
+	}
+	for _, dir := range dirs {
+		if info, err := os.Stat(dir.path); err != nil || !info.IsDir() {
+			return fmt.Errorf("%s %s is not a directory: start it from the repository root (make run) or pass %s", dir.flag, dir.path, dir.flag)
+		}
+	}
+	if o.simulate {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(o.kubeBinDir, "kube-apiserver")); o.kubeBinDir == "" || err != nil {
+		return fmt.Errorf("no kube-apiserver in --kube-bin-dir %q: build the control plane (make kube prints its directory) and pass it", o.kubeBinDir)
+	}
+	if info, err := os.Stat(o.helm); o.helm == "" || err != nil || info.IsDir() {
+		return fmt.Errorf("no helm at --helm %q: build it (make helm prints its path) and pass it", o.helm)
+	}
+	if o.metacontroller != "" {
+		if _, err := os.Stat(o.metacontroller); err != nil {
+			return fmt.Errorf("--metacontroller: %w", err)
+		}
+		if o.metacontrollerChart == "" {
+			o.metacontrollerChart = filepath.Join(filepath.Dir(o.metacontroller), "helm", "metacontroller")
+		}
+	}
 	return nil
+}
+
+// kubeVersion is the control plane's version, the name of the directory make kube builds it in.
+func (o *options) kubeVersion() string {
+	return filepath.Base(o.kubeBinDir)
 }
 
 // sandbox is what runSandbox started, stopped in reverse order.
@@ -116,39 +144,103 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 		defer logMu.Unlock()
 		fmt.Fprintf(logFile, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
 	}
-
-	startCtx, cancelStart := context.WithTimeout(ctx, 2*time.Minute)
+	startCtx, cancelStart := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancelStart()
-	var network *prockubelet.Network
-	var servingIPs []net.IP
-	egress := ""
-	if !o.simulate {
-		random := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
-		if network, err = prockubelet.NewNetwork(startCtx, random); err != nil {
-			return err
-		}
-		sb.onStop(func() { _ = network.Close() })
-		servingIPs = []net.IP{network.Gateway.AsSlice()}
-		if err := network.EnableEgress(startCtx, "/etc/resolv.conf"); err != nil {
-			egress = fmt.Sprintf("  (pods have no outbound access: %v)\n", err)
-		}
+	var up string
+	if o.simulate {
+		up, err = startSimulated(startCtx, o, dir, &sb, logf)
+	} else {
+		up, err = startCluster(startCtx, o, dir, &sb, logf)
 	}
-	env, err := localcluster.StartEnv(startCtx, localcluster.EnvOptions{
-		Dir: filepath.Join(dir, "cluster"), CRDDir: o.crds, Address: o.apiAddr, ServingIPs: servingIPs,
+	if err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if o.kubeconfig != "" {
+		if err := copyFile(kubeconfig, o.kubeconfig); err != nil {
+			return fmt.Errorf("writing the kubeconfig: %w", err)
+		}
+		kubeconfig = o.kubeconfig
+	}
+	abs, _ := filepath.Abs(kubeconfig)
+	fmt.Fprintf(stdout, `sparkhooks-local is up in %s (state and logs in %s).
+%s
+  export KUBECONFIG=%s
+  kubectl apply -f examples/spark-pi.yaml
+  kubectl get sparkapp -w
+
+Then: kubectl logs spark-pi-driver. Ctrl-C stops everything.
+`, time.Since(started).Round(100*time.Millisecond), dir, up, abs)
+	if o.readyFile != "" {
+		if err := os.WriteFile(o.readyFile, []byte(abs+"\n"), 0o644); err != nil {
+			return fmt.Errorf("writing the ready file: %w", err)
+		}
+		sb.onStop(func() { os.Remove(o.readyFile) })
+	}
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "sparkhooks-local: stopping")
+	return nil
+}
+
+// startCluster starts the real control plane, the process kubelet as its node, and the charts
+// (internal/stack), and returns what the banner says of them.
+func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf func(string, ...any)) (string, error) {
+	images, err := prockubelet.LoadImageTable(filepath.Join(o.images, "images.json"))
+	if err != nil {
+		return "", err
+	}
+	random := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
+	network, err := prockubelet.NewNetwork(ctx, random)
+	if err != nil {
+		return "", err
+	}
+	sb.onStop(func() { _ = network.Close() })
+	egress := ""
+	if err := network.EnableEgress(ctx, "/etc/resolv.conf"); err != nil {
+		egress = fmt.Sprintf("Pods have no outbound access: %v\n", err)
+	}
+	s, err := stack.Start(ctx, stack.Options{
+		Dir: filepath.Join(dir, "cluster"), APIAddress: o.apiAddr, KubeBinDir: o.kubeBinDir, Helm: o.helm,
+		Chart: o.chart, ChartSet: []string{"replicaCount=1"}, Sparkhooks: o.sparkhooks,
+		Metacontroller: o.metacontroller, MetacontrollerChart: o.metacontrollerChart, MetacontrollerValues: o.metacontrollerValues,
+		Images: images, Network: network, NodeName: nodeName, Logf: logf,
+		// Spark's examples ask a core per driver and executor: SparkPi alone wants three, more
+		// than most laptops' sandboxes have to spare. Nothing limits CPU here, so the node offers
+		// more than the machine has and the scheduler places them.
+		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16")},
+	})
+	if err != nil {
+		return "", err
+	}
+	sb.onStop(s.Stop)
+	if err := copyFile(s.Kubeconfig, filepath.Join(dir, "kubeconfig")); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf(`Kubernetes %s: kube-apiserver (https://%s), kube-controller-manager and kube-scheduler; logs in %s.
+Node %s: the process kubelet, pods as local processes on the images in %s, on the pod network %s.
+%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
+`, o.kubeVersion(), s.APIAddress, s.LogDir, nodeName, o.images, network.Subnet, egress, o.chart, stack.SparkhooksNamespace, s.Controller), nil
+}
+
+// startSimulated starts the in-process stand-in cluster whose kubelet plays pod phases instead of
+// running them, for machines where pods cannot run.
+func startSimulated(ctx context.Context, o *options, dir string, sb *sandbox, logf func(string, ...any)) (string, error) {
+	env, err := localcluster.StartEnv(ctx, localcluster.EnvOptions{
+		Dir: filepath.Join(dir, "cluster"), CRDDir: o.crds, Address: o.apiAddr,
 		GCResources: parents, Logf: logf,
 	})
 	if err != nil {
 		if strings.Contains(err.Error(), "address already in use") {
-			return fmt.Errorf("%s is in use: stop what listens there or pass another --api-addr", o.apiAddr)
+			return "", fmt.Errorf("%s is in use: stop what listens there or pass another --api-addr", o.apiAddr)
 		}
-		return fmt.Errorf("starting the API server: %w", err)
+		return "", fmt.Errorf("starting the API server: %w", err)
 	}
 	sb.onStop(env.Stop)
 	// As the chart does: applications that name no service account run as the spark account
 	// the sandbox gives the default namespace.
-	hooks, err := localcluster.StartHookServer(startCtx, o.sparkhooks, filepath.Join(dir, "sparkhooks.log"), "--default-service-account", "spark")
+	hooks, err := localcluster.StartHookServer(ctx, o.sparkhooks, filepath.Join(dir, "sparkhooks.log"), "--default-service-account", "spark")
 	if err != nil {
-		return fmt.Errorf("starting %s: %w", o.sparkhooks, err)
+		return "", fmt.Errorf("starting %s: %w", o.sparkhooks, err)
 	}
 	sb.onStop(func() { _ = hooks.Stop() })
 
@@ -170,68 +262,32 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 	cfg := env.API.ClientConfig()
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return "", err
 	}
-	mode := ""
-	if o.simulate {
-		sim := &localcluster.SimulatedKubelet{Client: client, NodeName: nodeName, StartDelay: time.Second, RunTime: 5 * time.Second, Logf: logf}
-		env.API.SetLogSource(sim.Logs)
-		goRun("kubelet", sim.Run)
-		mode = "SIMULATED: pods' phases are played, nothing is executed."
-		if !o.forcedSimulation {
-			mode += fmt.Sprintf(" No Spark images in %s: prepare them (make spark-images) and start again to run Spark.", o.images)
-		}
-	} else {
-		images, err := prockubelet.LoadImageTable(filepath.Join(o.images, "images.json"))
-		if err != nil {
-			return err
-		}
-		kubelet, err := prockubelet.New(prockubelet.Config{
-			Client: client, NodeName: nodeName, Images: images, Network: network, StateDir: filepath.Join(dir, "kubelet"),
-			APIServer: env.API.Address, CACert: env.API.ServingCA, Tokens: env.API, Logf: logf,
-		})
-		if err != nil {
-			return err
-		}
-		env.API.SetLogSource(kubelet.Logs)
-		// Pods are on a bridge this machine routes to: port forwarding dials their IPs.
-		env.API.SetPortDialer(localcluster.PodIPDialer(client))
-		goRun("kubelet", kubelet.Run)
-		mode = fmt.Sprintf("EXECUTED: pods run as local processes on the images in %s, on the pod network %s.", o.images, network.Subnet)
+	sim := &localcluster.SimulatedKubelet{Client: client, NodeName: nodeName, StartDelay: time.Second, RunTime: 5 * time.Second, Logf: logf}
+	env.API.SetLogSource(sim.Logs)
+	goRun("kubelet", sim.Run)
+	mode := "SIMULATED: pods' phases are played, nothing is executed, on a stand-in API server (docs/local.md)."
+	if !o.forcedSimulation {
+		mode += " " + o.simulationReason
 	}
 	statefulSets, err := localcluster.NewStatefulSetController(cfg, logf)
 	if err != nil {
-		return err
+		return "", err
 	}
 	goRun("statefulset controller", func(ctx context.Context) error { statefulSets.Run(ctx); return nil })
 	names, err := startControllers(o.registrations, hooks.URL, cfg, logf, goRun)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if err := setUpJobNamespace(startCtx, client, metav1.NamespaceDefault); err != nil {
-		return err
+	if err := setUpJobNamespace(ctx, client, metav1.NamespaceDefault); err != nil {
+		return "", err
 	}
-	kubeconfig := env.API.Kubeconfig
-	if o.kubeconfig != "" {
-		if err := copyFile(env.API.Kubeconfig, o.kubeconfig); err != nil {
-			return fmt.Errorf("writing the kubeconfig: %w", err)
-		}
-		kubeconfig = o.kubeconfig
+	if err := copyFile(env.API.Kubeconfig, filepath.Join(dir, "kubeconfig")); err != nil {
+		return "", err
 	}
-	abs, _ := filepath.Abs(kubeconfig)
-	fmt.Fprintf(stdout, `sparkhooks-local is up in %s (API server https://%s; state and logs in %s).
-Mode: %s
-%sControllers: %s, run by a local stand-in for Metacontroller (docs/local.md), calling %s.
-
-  export KUBECONFIG=%s
-  kubectl apply -f examples/spark-pi.yaml
-  kubectl get sparkapp -w
-
-Then: kubectl logs spark-pi-driver. Ctrl-C stops everything.
-`, time.Since(started).Round(100*time.Millisecond), env.API.Address, dir, mode, egress, strings.Join(names, ", "), o.sparkhooks, abs)
-	<-ctx.Done()
-	fmt.Fprintln(stdout, "sparkhooks-local: stopping")
-	return nil
+	return fmt.Sprintf("Mode: %s\nAPI server https://%s. Controllers: %s, run by a local stand-in for Metacontroller, calling %s.\n",
+		mode, env.API.Address, strings.Join(names, ", "), o.sparkhooks), nil
 }
 
 func dataDir(o *options) (string, error) {

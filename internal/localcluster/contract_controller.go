@@ -102,6 +102,8 @@ type ControllerOptions struct {
 	MaxBackoff time.Duration
 	// Logf, when set, receives each sync error once (until a different one occurs).
 	Logf func(format string, args ...any)
+	// HTTPClient calls the hooks; the default reaches URLs as this machine resolves them.
+	HTTPClient *http.Client
 }
 
 // ParentStats is what the controller observed for one parent, for test diagnostics.
@@ -181,6 +183,9 @@ func NewContractController(cfg *restclient.Config, cc *CompositeController, opts
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 2 * time.Second
 	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{}
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -204,7 +209,7 @@ func NewContractController(cfg *restclient.Config, cc *CompositeController, opts
 		dyn:            dyn,
 		core:           core,
 		mapper:         restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
-		http:           &http.Client{},
+		http:           opts.HTTPClient,
 		factory:        dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, namespaceOrAll(opts.Namespace), nil),
 		clusterFactory: dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](

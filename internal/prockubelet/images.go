@@ -3,6 +3,7 @@ package prockubelet
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,4 +88,17 @@ func normalizeImage(ref string) string {
 		ref += ":latest"
 	}
 	return ref
+}
+
+// With returns a table with images added to the ones of t (t itself is unchanged); roots must be
+// absolute.
+func (t *ImageTable) With(images map[string]Image) *ImageTable {
+	table := &ImageTable{images: map[string]Image{}}
+	if t != nil {
+		maps.Copy(table.images, t.images)
+	}
+	for ref, image := range images {
+		table.images[normalizeImage(ref)] = image
+	}
+	return table
 }

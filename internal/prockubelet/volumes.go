@@ -48,25 +48,23 @@ func unmountVolumes(dir string) {
 	}
 }
 
-// serviceAccountDir is where a pod finds its API credentials.
-const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
-
-// TokenIssuer issues the bearer token a pod's service account authenticates with.
-type TokenIssuer interface {
-	ServiceAccountToken(ctx context.Context, namespace, name string) (string, error)
-}
-
 // mountError is a volume that cannot be set up yet (a missing ConfigMap, say): the pod waits in
 // ContainerCreating and the kubelet tries again, as a real kubelet does.
 type mountError struct{ msg string }
 
 func (e *mountError) Error() string { return e.msg }
 
-// prepareVolumes writes every volume of the pod under dir/volumes and returns the host directory
-// of each by name. The service-account volume that Kubernetes' admission would add to the pod is
-// added here (as "kube-api-access"), unless the pod or its account turn automounting off.
-func (k *Kubelet) prepareVolumes(ctx context.Context, pod *corev1.Pod, dir string) (map[string]string, error) {
-	paths := map[string]string{}
+// podVolumes are a pod's volumes as prepareVolumes set them up.
+type podVolumes struct {
+	// paths is the host directory of each volume by name.
+	paths map[string]string
+	// tokens are the service-account token files to keep fresh.
+	tokens []*projectedToken
+}
+
+// prepareVolumes writes every volume of the pod under dir/volumes.
+func (k *Kubelet) prepareVolumes(ctx context.Context, pod *corev1.Pod, dir string) (*podVolumes, error) {
+	volumes := &podVolumes{paths: map[string]string{}}
 	for _, v := range pod.Spec.Volumes {
 		path := filepath.Join(dir, "volumes", v.Name)
 		if err := os.MkdirAll(path, 0o755); err != nil {
@@ -93,70 +91,21 @@ func (k *Kubelet) prepareVolumes(ctx context.Context, pod *corev1.Pod, dir strin
 		case v.DownwardAPI != nil:
 			err = writeDownwardAPI(pod, path, v.DownwardAPI.Items, v.DownwardAPI.DefaultMode)
 		case v.Projected != nil:
-			err = k.writeProjected(ctx, pod, path, v.Projected)
+			var tokens []*projectedToken
+			tokens, err = k.writeProjected(ctx, pod, path, v)
+			volumes.tokens = append(volumes.tokens, tokens...)
 		default:
 			err = &mountError{msg: fmt.Sprintf("volume %s: this kubelet supports emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes", v.Name)}
+		}
+		if err == nil && v.HostPath == nil {
+			err = applyFSGroup(pod, v, path)
 		}
 		if err != nil {
 			return nil, err
 		}
-		paths[v.Name] = path
+		volumes.paths[v.Name] = path
 	}
-	if k.automountsToken(ctx, pod) {
-		path := filepath.Join(dir, "volumes", "kube-api-access")
-		if err := os.MkdirAll(path, 0o755); err != nil {
-			return nil, err
-		}
-		if err := k.writeServiceAccount(ctx, pod, path, "token", nil); err != nil {
-			return nil, err
-		}
-		paths[apiAccessVolume] = path
-	}
-	return paths, nil
-}
-
-// apiAccessVolume names the service-account volume in the map prepareVolumes returns; a real
-// pod's volume name has a random suffix, which nothing reads.
-const apiAccessVolume = "kube-api-access"
-
-func (k *Kubelet) automountsToken(ctx context.Context, pod *corev1.Pod) bool {
-	if pod.Spec.AutomountServiceAccountToken != nil {
-		return *pod.Spec.AutomountServiceAccountToken
-	}
-	sa, err := k.cfg.Client.CoreV1().ServiceAccounts(pod.Namespace).Get(ctx, serviceAccountName(pod), metav1.GetOptions{})
-	if err == nil && sa.AutomountServiceAccountToken != nil {
-		return *sa.AutomountServiceAccountToken
-	}
-	return true
-}
-
-func serviceAccountName(pod *corev1.Pod) string {
-	if pod.Spec.ServiceAccountName != "" {
-		return pod.Spec.ServiceAccountName
-	}
-	return "default"
-}
-
-// writeServiceAccount writes the token (under tokenPath), the cluster's CA and the namespace.
-func (k *Kubelet) writeServiceAccount(ctx context.Context, pod *corev1.Pod, dir, tokenPath string, mode *int32) error {
-	if k.cfg.Tokens == nil {
-		return &mountError{msg: "this kubelet has no token issuer for service-account tokens"}
-	}
-	name := serviceAccountName(pod)
-	if _, err := k.cfg.Client.CoreV1().ServiceAccounts(pod.Namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
-		return &mountError{msg: fmt.Sprintf("serviceaccount %s/%s: %v", pod.Namespace, name, err)}
-	}
-	token, err := k.cfg.Tokens.ServiceAccountToken(ctx, pod.Namespace, name)
-	if err != nil {
-		return &mountError{msg: fmt.Sprintf("token for serviceaccount %s/%s: %v", pod.Namespace, name, err)}
-	}
-	files := map[string][]byte{tokenPath: []byte(token), "ca.crt": k.cfg.CACert, "namespace": []byte(pod.Namespace)}
-	for path, data := range files {
-		if err := writeFile(dir, path, data, fileMode(nil, mode, 0o644)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return volumes, nil
 }
 
 func (k *Kubelet) writeConfigMap(ctx context.Context, namespace, dir, name string, items []corev1.KeyToPath, defaultMode *int32, optionalRef *bool) error {
@@ -165,7 +114,7 @@ func (k *Kubelet) writeConfigMap(ctx context.Context, namespace, dir, name strin
 		if apierrors.IsNotFound(err) && optional(optionalRef) {
 			return nil
 		}
-		return &mountError{msg: fmt.Sprintf("configmap %q not found", name)}
+		return &mountError{msg: err.Error()}
 	}
 	data := map[string][]byte{}
 	for key, value := range cm.Data {
@@ -183,12 +132,14 @@ func (k *Kubelet) writeSecret(ctx context.Context, namespace, dir, name string, 
 		if apierrors.IsNotFound(err) && optional(optionalRef) {
 			return nil
 		}
-		return &mountError{msg: fmt.Sprintf("secret %q not found", name)}
+		return &mountError{msg: err.Error()}
 	}
 	return writeKeys(dir, secret.Data, items, defaultMode, fmt.Sprintf("secret %s", name))
 }
 
-func (k *Kubelet) writeProjected(ctx context.Context, pod *corev1.Pod, dir string, projected *corev1.ProjectedVolumeSource) error {
+func (k *Kubelet) writeProjected(ctx context.Context, pod *corev1.Pod, dir string, v corev1.Volume) ([]*projectedToken, error) {
+	projected := v.Projected
+	var tokens []*projectedToken
 	for _, source := range projected.Sources {
 		var err error
 		switch {
@@ -199,24 +150,15 @@ func (k *Kubelet) writeProjected(ctx context.Context, pod *corev1.Pod, dir strin
 		case source.DownwardAPI != nil:
 			err = writeDownwardAPI(pod, dir, source.DownwardAPI.Items, projected.DefaultMode)
 		case source.ServiceAccountToken != nil:
-			err = k.writeServiceAccountToken(ctx, pod, dir, source.ServiceAccountToken.Path, projected.DefaultMode)
+			token := &projectedToken{volume: v, dir: dir, source: *source.ServiceAccountToken, mode: fileMode(nil, projected.DefaultMode, 0o644)}
+			err = k.writeToken(ctx, pod, token)
+			tokens = append(tokens, token)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
-}
-
-func (k *Kubelet) writeServiceAccountToken(ctx context.Context, pod *corev1.Pod, dir, path string, mode *int32) error {
-	if k.cfg.Tokens == nil {
-		return &mountError{msg: "this kubelet has no token issuer for service-account tokens"}
-	}
-	token, err := k.cfg.Tokens.ServiceAccountToken(ctx, pod.Namespace, serviceAccountName(pod))
-	if err != nil {
-		return &mountError{msg: fmt.Sprintf("token for serviceaccount %s/%s: %v", pod.Namespace, serviceAccountName(pod), err)}
-	}
-	return writeFile(dir, path, []byte(token), fileMode(nil, mode, 0o644))
+	return tokens, nil
 }
 
 func writeDownwardAPI(pod *corev1.Pod, dir string, items []corev1.DownwardAPIVolumeFile, defaultMode *int32) error {
@@ -276,7 +218,9 @@ func fileMode(item, defaultMode *int32, fallback os.FileMode) os.FileMode {
 	return fallback
 }
 
-// writeFile writes data at the relative path inside dir, refusing paths that leave it.
+// writeFile writes data at the relative path inside dir, refusing paths that leave it. The file
+// is replaced with a rename, so a container reading it while the kubelet refreshes it (a token)
+// reads the old content or the new, never part of either.
 func writeFile(dir, path string, data []byte, mode os.FileMode) error {
 	clean := filepath.Clean(path)
 	if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
@@ -286,10 +230,25 @@ func writeFile(dir, path string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(full, data, mode); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(full), "."+filepath.Base(full)+".*")
+	if err != nil {
 		return err
 	}
-	return os.Chmod(full, mode)
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), mode)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), full)
+	}
+	if err != nil {
+		return fmt.Errorf("writing volume file %s: %w", full, err)
+	}
+	return nil
 }
 
 func findContainer(pod *corev1.Pod, name string) *corev1.Container {
@@ -306,9 +265,8 @@ func findContainer(pod *corev1.Pod, name string) *corev1.Container {
 	return nil
 }
 
-// containerMounts are the binds of one container: its volume mounts (with subPath), the
-// service-account volume unless a mount already covers that path, the pod's hosts and hostname
-// files, and the termination-message file.
+// containerMounts are the binds of one container: its volume mounts (with subPath) and the
+// pod's hosts, hostname and resolv.conf files unless a mount covers them.
 func containerMounts(c *corev1.Container, volumes map[string]string, podFiles map[string]string) ([]mountSpec, error) {
 	var mounts []mountSpec
 	covered := map[string]bool{}
@@ -331,9 +289,6 @@ func containerMounts(c *corev1.Container, volumes map[string]string, podFiles ma
 		}
 		mounts = append(mounts, mountSpec{source: source, target: m.MountPath, readOnly: m.ReadOnly})
 		covered[filepath.Clean(m.MountPath)] = true
-	}
-	if source, ok := volumes[apiAccessVolume]; ok && !covered[serviceAccountDir] {
-		mounts = append(mounts, mountSpec{source: source, target: serviceAccountDir, readOnly: true})
 	}
 	for _, target := range []string{"/etc/hosts", "/etc/hostname", "/etc/resolv.conf"} {
 		if !covered[target] {

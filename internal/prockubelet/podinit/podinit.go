@@ -211,7 +211,8 @@ func assembleRoot(spec *Spec) (string, error) {
 }
 
 // layerTopLevel fills root with the host's top-level directories and symbolic links (/bin ->
-// usr/bin), each directory an overlay of the image's directory of that name over the host's.
+// usr/bin), each directory an overlay of the image's directory of that name over the host's, and
+// the image's own top-level files (a static binary at /sparkhooks, as distroless images hold them).
 func layerTopLevel(spec *Spec, root string) error {
 	lowers := map[string][]string{}
 	var names []string
@@ -227,8 +228,13 @@ func layerTopLevel(spec *Spec, root string) error {
 			return fmt.Errorf("reading the image layer: %w", err)
 		}
 		for _, e := range entries {
-			if e.IsDir() {
+			switch {
+			case e.IsDir():
 				add(e.Name(), filepath.Join(spec.ImageRoot, e.Name()))
+			case e.Type().IsRegular():
+				if err := bind(root, Mount{Source: filepath.Join(spec.ImageRoot, e.Name()), Target: "/" + e.Name(), ReadOnly: true}); err != nil {
+					return err
+				}
 			}
 		}
 	}

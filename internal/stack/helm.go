@@ -1,0 +1,64 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// helmRunner installs charts with the helm client, as a user does, keeping Helm's own files
+// (cache, configuration, repositories) inside the stack's directory.
+type helmRunner struct {
+	binary, kubeconfig, home, logDir string
+}
+
+// install runs helm install, waiting until the release's workloads are ready.
+func (h helmRunner) install(ctx context.Context, release, chart, namespace string, valuesFiles, set []string) error {
+	args := []string{"install", release, chart, "--namespace", namespace, "--create-namespace", "--wait", "--timeout", "3m"}
+	for _, f := range valuesFiles {
+		args = append(args, "--values", f)
+	}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	if _, err := h.run(ctx, args...); err != nil {
+		return fmt.Errorf("installing the chart %s: %w", chart, err)
+	}
+	return nil
+}
+
+func (h helmRunner) run(ctx context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, h.binary, append([]string{"--kubeconfig", h.kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(),
+		"HELM_CACHE_HOME="+filepath.Join(h.home, "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(h.home, "config"),
+		"HELM_DATA_HOME="+filepath.Join(h.home, "data"),
+	)
+	out, err := cmd.CombinedOutput()
+	if log, openErr := os.OpenFile(filepath.Join(h.logDir, "helm.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); openErr == nil {
+		fmt.Fprintf(log, "$ helm %s\n%s\n", strings.Join(args, " "), out)
+		log.Close()
+	}
+	if err != nil {
+		return string(out), fmt.Errorf("helm %s: %w: %s", args[0], err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+// upgrade runs helm upgrade on an installed release, keeping its values but for set.
+func (h helmRunner) upgrade(ctx context.Context, release, chart, namespace string, setJSON []string) error {
+	args := []string{"upgrade", release, chart, "--namespace", namespace, "--reuse-values", "--wait", "--timeout", "3m"}
+	for _, s := range setJSON {
+		args = append(args, "--set-json", s)
+	}
+	if _, err := h.run(ctx, args...); err != nil {
+		return fmt.Errorf("upgrading the release %s: %w", release, err)
+	}
+	return nil
+}
