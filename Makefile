@@ -5,15 +5,20 @@ CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.2
 VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE          ?= ghcr.io/sparkhooks/sparkhooks:$(VERSION)
 E2EFLAGS       ?=
+# The real Metacontroller, where the team's shared folder has it (its README); empty runs the
+# local stand-in. Point it at your own build with METACONTROLLER_BIN=/path/to/metacontroller.
+METACONTROLLER_BIN ?= $(wildcard $(CURDIR)/../shared/metacontroller/v4.17.2/metacontroller)
+export METACONTROLLER_BIN
 
 .PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue kube helm
 
-## run: the local sandbox (bin/sparkhooks-local, docs/local.md): a one-node cluster where kubectl apply
-## runs sparkhooks and real Spark (simulated pods until `make spark-images`); RUNFLAGS passes flags
+## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
+## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (simulated pods
+## until `make spark-images`); RUNFLAGS passes flags
 run:
 	$(GO) build -o bin/sparkhooks ./cmd/sparkhooks
 	$(GO) build -o bin/sparkhooks-local ./cmd/sparkhooks-local
-	bin/sparkhooks-local $(RUNFLAGS)
+	bin/sparkhooks-local --kube-bin-dir "$$(hack/kube/build.sh)" --helm "$$(hack/helm/build.sh)" $(RUNFLAGS)
 
 ## test: unit, golden, schema and fuzz-seed tests
 test:
@@ -65,7 +70,8 @@ memload:
 ## `make e2e E2EFLAGS=-race` (what CI runs) runs the tests, the API server and the server binary
 ## under the race detector. One package at a time: the Spark JVMs need both cores.
 e2e: spark-images kueue
-	$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 30m ./internal/localcluster/... ./test/e2e/...
+	KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" \
+		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m ./internal/localcluster/... ./internal/stack/... ./test/e2e/...
 
 ## kueue: the Kueue controller (sigs.k8s.io/kueue/cmd/kueue, pinned) the Kueue e2e test runs,
 ## built in its own module into .cache/kueue; see hack/kueue/build.sh

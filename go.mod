@@ -27,6 +27,7 @@ require (
 	k8s.io/apiserver v0.36.6
 	k8s.io/client-go v0.36.6
 	k8s.io/component-base v0.36.6
+	k8s.io/cri-streaming v0.36.6
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a
 	k8s.io/streaming v0.36.6

@@ -1,9 +1,12 @@
-// Package prockubelet is a kubelet (and a one-node scheduler) that runs each Pod as local
-// processes, without container images or a container runtime: every container is a process in
-// its own mount and UTS namespace, in a network namespace per pod, on a root filesystem made of a
-// local image layer over the host's root, with the pod's volumes at the paths the pod names.
-// It reports what a real kubelet reports (phases, container states, exit codes, termination
-// messages, readiness from real probes) and keeps the containers' logs for pods/log.
+// Package prockubelet is a kubelet that runs each Pod as local processes, without container
+// images or a container runtime: every container is a process in its own mount and UTS
+// namespace, in a network namespace per pod, on a root filesystem made of a local image layer
+// over the host's root, with the pod's volumes at the paths the pod names.
+// Toward the control plane it is a node: it registers its Node, keeps its status and Lease
+// fresh, runs the pods kube-scheduler binds to it, reports what a real kubelet reports (phases,
+// container states, exit codes, termination messages, readiness from real probes), asks the
+// TokenRequest API for the pods' service-account tokens, and serves the kubelet API that
+// kube-apiserver calls for pods/log and pods/portforward.
 //
 // It needs root (namespaces, mounts, a bridge). Where it differs from a real kubelet is listed
 // in docs/process-kubelet.md.
@@ -11,30 +14,65 @@ package prockubelet
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/retry"
 )
+
+// DefaultPort is the kubelet API's port when Config.Port is nil, a kubelet's usual 10250.
+const DefaultPort = 10250
+
+// DefaultKubeletVersion is the version the Node reports when Config.KubeletVersion is empty:
+// the control plane this kubelet is written against.
+const DefaultKubeletVersion = "v1.36.3"
 
 // Config configures a Kubelet.
 type Config struct {
+	// Client is the kubelet's own client: as a node (user system:node:<NodeName>, group
+	// system:nodes), the Node authorizer and NodeRestriction allow it what it does.
 	Client kubernetes.Interface
-	// NodeName is the node the kubelet binds pods to and runs pods of.
+	// NodeName is the Node the kubelet registers and runs the pods of.
 	NodeName string
+	// NodeIP is the node's InternalIP: the kubelet API listens there and pods report it as
+	// status.hostIP. The default is the pod network's gateway, which the machine and every pod
+	// reach.
+	NodeIP netip.Addr
+	// Port is the kubelet API's port on NodeIP: nil means DefaultPort, 0 a free port. The Node
+	// reports the port in use (status.daemonEndpoints), which is where kube-apiserver calls.
+	Port *int
+	// ServingCert is the kubelet API's TLS certificate; kube-apiserver checks it against
+	// --kubelet-certificate-authority if it has one, at the address it calls (NodeIP).
+	ServingCert tls.Certificate
+	// ClientCAs verify the client certificates of kubelet API callers (kube-apiserver's
+	// --kubelet-client-certificate); a request without one they verify is refused with 401.
+	ClientCAs *x509.CertPool
+	// KubeletVersion is the Node's status.nodeInfo.kubeletVersion; DefaultKubeletVersion if empty.
+	KubeletVersion string
+	// Capacity replaces what the machine reports for the resources it names (cpu, memory,
+	// ephemeral-storage, pods); allocatable follows. Nothing enforces requests here, so a test
+	// cluster may offer the scheduler more than the machine has.
+	Capacity corev1.ResourceList
 	// Namespace limits the kubelet to one namespace; empty means all.
 	Namespace string
 	Images    *ImageTable
@@ -44,9 +82,6 @@ type Config struct {
 	StateDir string
 	// APIServer is the host:port that pods reach as kubernetes.default.svc:443.
 	APIServer string
-	// CACert is the certificate bundle pods trust the API server with (ca.crt).
-	CACert []byte
-	Tokens TokenIssuer
 	// InitBinary is an executable that calls podinit.Reexec before anything else; the default is
 	// the running executable.
 	InitBinary string
@@ -57,6 +92,8 @@ type Config struct {
 // Kubelet runs the pods bound to its node.
 type Kubelet struct {
 	cfg Config
+	// facts are what the Node reports about the machine.
+	facts nodeFacts
 
 	mu       sync.Mutex
 	runners  map[types.UID]*podRunner
@@ -75,6 +112,9 @@ func New(cfg Config) (*Kubelet, error) {
 	if cfg.Client == nil || cfg.Network == nil || cfg.StateDir == "" || cfg.NodeName == "" {
 		return nil, errors.New("prockubelet: Client, Network, StateDir and NodeName are required")
 	}
+	if len(cfg.ServingCert.Certificate) == 0 || cfg.ClientCAs == nil {
+		return nil, errors.New("prockubelet: ServingCert and ClientCAs are required for the kubelet API")
+	}
 	for _, hidden := range hostDirsSeenByContainers {
 		if cfg.StateDir == hidden || strings.HasPrefix(cfg.StateDir, hidden+"/") {
 			return nil, fmt.Errorf("prockubelet: the state directory %s is under %s, which containers see from the host", cfg.StateDir, hidden)
@@ -87,6 +127,16 @@ func New(cfg Config) (*Kubelet, error) {
 		}
 		cfg.InitBinary = self
 	}
+	if !cfg.NodeIP.IsValid() {
+		cfg.NodeIP = cfg.Network.Gateway
+	}
+	if cfg.Port == nil {
+		port := DefaultPort
+		cfg.Port = &port
+	}
+	if cfg.KubeletVersion == "" {
+		cfg.KubeletVersion = DefaultKubeletVersion
+	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
@@ -96,43 +146,55 @@ func New(cfg Config) (*Kubelet, error) {
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return nil, err
 	}
-	return &Kubelet{cfg: cfg, runners: map[types.UID]*podRunner{}, started: map[string]int{}, hostsGen: make(chan struct{}, 1)}, nil
+	facts, err := readNodeFacts(cfg.StateDir, cfg.Capacity)
+	if err != nil {
+		return nil, fmt.Errorf("prockubelet: %w", err)
+	}
+	return &Kubelet{cfg: cfg, facts: facts, runners: map[types.UID]*podRunner{}, started: map[string]int{}, hostsGen: make(chan struct{}, 1)}, nil
 }
 
 // hostDirsSeenByContainers are the host directories a container's root includes (see podinit).
 var hostDirsSeenByContainers = []string{"/bin", "/etc", "/home", "/lib", "/lib64", "/opt", "/root", "/sbin", "/srv", "/usr", "/var"}
 
-// Run runs pods until ctx ends, then stops every container (SIGTERM, then SIGKILL after the
-// grace period) and removes the pods' network namespaces.
+// Run serves the kubelet API on NodeIP, registers the Node and keeps it Ready with its Lease,
+// and runs the pods bound to it until ctx ends; then it stops every container (SIGTERM, then
+// SIGKILL after the grace period), removes the pods' network namespaces and stops serving. The
+// Node stays, as a stopped kubelet leaves it.
 func (k *Kubelet) Run(ctx context.Context) error {
 	if err := k.cfg.Network.Forward(ctx, 443, k.cfg.APIServer); err != nil {
 		return err
 	}
-	var options []informers.SharedInformerOption
-	if k.cfg.Namespace != "" {
-		options = append(options, informers.WithNamespace(k.cfg.Namespace))
+	address := net.JoinHostPort(k.cfg.NodeIP.String(), strconv.Itoa(*k.cfg.Port))
+	listener, err := net.Listen("tcp", address)
+	if err != nil {
+		return fmt.Errorf("listening for the kubelet API on %s: %w", address, err)
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(k.cfg.Client, 0, options...)
-	podInformer := factory.Core().V1().Pods()
-	svcInformer := factory.Core().V1().Services()
+	port := listener.Addr().(*net.TCPAddr).Port
+	server := &http.Server{Handler: k.apiHandler(), ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(logfWriter(k.cfg.Logf), "kubelet API: ", 0)}
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(tls.NewListener(listener, k.apiTLSConfig())) }()
+
+	// Pods of this node only: the Node authorizer lets a node list no others, and in a
+	// one-node cluster they are every pod a Service can select.
+	podFactory := informers.NewSharedInformerFactoryWithOptions(k.cfg.Client, 0, informers.WithNamespace(k.cfg.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", k.cfg.NodeName).String()
+		}))
+	serviceFactory := informers.NewSharedInformerFactoryWithOptions(k.cfg.Client, 0, informers.WithNamespace(k.cfg.Namespace))
+	podInformer := podFactory.Core().V1().Pods()
+	svcInformer := serviceFactory.Core().V1().Services()
 	k.pods, k.services = podInformer.Lister(), svcInformer.Lister()
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	handle := func(obj any) {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			if tomb, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-				pod, ok = tomb.Obj.(*corev1.Pod)
-			}
-		}
-		if ok {
+		if pod, ok := podOf(obj); ok {
 			k.observe(runCtx, pod)
 		}
 		k.hostsChanged()
 	}
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: handle, UpdateFunc: func(_, cur any) { handle(cur) }, DeleteFunc: k.deleted(handle),
+		AddFunc: handle, UpdateFunc: func(_, cur any) { handle(cur) }, DeleteFunc: k.deleted,
 	}); err != nil {
 		return err
 	}
@@ -141,11 +203,19 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	factory.Start(runCtx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	var heartbeat sync.WaitGroup
+	heartbeat.Go(func() { k.keepNodeReady(runCtx, port) })
+	podFactory.Start(runCtx.Done())
+	serviceFactory.Start(runCtx.Done())
+	podFactory.WaitForCacheSync(ctx.Done())
+	serviceFactory.WaitForCacheSync(ctx.Done())
 	go k.rewriteHosts(runCtx)
 
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+		err = fmt.Errorf("serving the kubelet API: %w", err)
+	}
 	k.mu.Lock()
 	k.stopping = true
 	runners := make([]*podRunner, 0, len(k.runners))
@@ -158,44 +228,38 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 	k.wg.Wait()
 	cancel()
-	factory.Shutdown()
-	return nil
+	heartbeat.Wait()
+	podFactory.Shutdown()
+	serviceFactory.Shutdown()
+	_ = server.Close()
+	return err
 }
 
-func (k *Kubelet) deleted(handle func(any)) func(any) {
-	return func(obj any) {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			if tomb, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-				pod, ok = tomb.Obj.(*corev1.Pod)
-			}
-		}
-		if ok {
-			k.mu.Lock()
-			r := k.runners[pod.UID]
-			k.mu.Unlock()
-			if r != nil {
-				r.removed()
-			}
-		}
-		k.hostsChanged()
+// podOf returns the pod an informer event is about, tombstones included.
+func podOf(obj any) (*corev1.Pod, bool) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
 	}
+	pod, ok := obj.(*corev1.Pod)
+	return pod, ok
 }
 
-// observe binds an unscheduled pod, starts a runner for a pod of this node, and passes updates
-// (a deletion timestamp) to its runner.
+// deleted ends the runner of a pod that is gone from the API.
+func (k *Kubelet) deleted(obj any) {
+	if pod, ok := podOf(obj); ok {
+		k.mu.Lock()
+		r := k.runners[pod.UID]
+		k.mu.Unlock()
+		if r != nil {
+			r.removed()
+		}
+	}
+	k.hostsChanged()
+}
+
+// observe starts a runner for a pod bound to this node and passes updates (a deletion
+// timestamp) to its runner.
 func (k *Kubelet) observe(ctx context.Context, pod *corev1.Pod) {
-	if pod.Spec.NodeName == "" {
-		if pod.DeletionTimestamp == nil {
-			go k.bind(ctx, pod)
-		} else {
-			go k.finalDelete(ctx, pod)
-		}
-		return
-	}
-	if pod.Spec.NodeName != k.cfg.NodeName {
-		return
-	}
 	k.mu.Lock()
 	if k.stopping {
 		k.mu.Unlock()
@@ -216,36 +280,6 @@ func (k *Kubelet) observe(ctx context.Context, pod *corev1.Pod) {
 	}
 	k.mu.Unlock()
 	r.update(pod)
-}
-
-// bind plays the scheduler: every pod fits the one node.
-func (k *Kubelet) bind(ctx context.Context, pod *corev1.Pod) {
-	err := k.cfg.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, &corev1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
-		Target:     corev1.ObjectReference{Kind: "Node", Name: k.cfg.NodeName},
-	}, metav1.CreateOptions{})
-	if err == nil {
-		return
-	}
-	// An API server without pods/binding: set the node as the binding would.
-	_ = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		fresh, err := k.cfg.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil || fresh.UID != pod.UID || fresh.Spec.NodeName != "" || fresh.DeletionTimestamp != nil {
-			return nil
-		}
-		fresh.Spec.NodeName = k.cfg.NodeName
-		_, err = k.cfg.Client.CoreV1().Pods(pod.Namespace).Update(ctx, fresh, metav1.UpdateOptions{})
-		return err
-	})
-}
-
-// finalDelete removes a pod that was deleted before any kubelet ran it.
-func (k *Kubelet) finalDelete(ctx context.Context, pod *corev1.Pod) {
-	zero := int64(0)
-	uid := pod.UID
-	_ = k.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
-		GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid},
-	})
 }
 
 func (k *Kubelet) hostsChanged() {
@@ -304,7 +338,7 @@ func (k *Kubelet) event(ctx context.Context, pod *corev1.Pod, eventType, reason,
 	}
 }
 
-// podByName finds a running pod's runner for the log endpoint.
+// podByName finds the runner of a pod of this node, for the kubelet API.
 func (k *Kubelet) podByName(namespace, name string) *podRunner {
 	k.mu.Lock()
 	defer k.mu.Unlock()

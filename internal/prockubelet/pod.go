@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/util/retry"
 )
 
-// podRunner runs one pod from binding to its final deletion.
+// podRunner runs one pod from its binding to this node to its final deletion.
 type podRunner struct {
 	k         *Kubelet
 	namespace string
@@ -182,8 +182,9 @@ func (r *podRunner) prepare(ctx context.Context, ending <-chan struct{}) bool {
 		volumes, err := r.k.prepareVolumes(ctx, r.current(), r.dir)
 		if err == nil {
 			r.mu.Lock()
-			r.volumes = volumes
+			r.volumes = volumes.paths
 			r.mu.Unlock()
+			go r.refreshTokens(ctx, volumes.tokens)
 			return true
 		}
 		var mountErr *mountError

@@ -2,7 +2,6 @@ package prockubelet
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,7 +30,8 @@ type process struct {
 	stopping   bool
 }
 
-// startProcess starts spec in new mount, UTS and PID namespaces with its output appended to logPath.
+// startProcess starts spec in new mount, UTS and PID namespaces with its output recorded in
+// logPath.
 func (k *Kubelet) startProcess(spec podinit.Spec, specPath, logPath string) (*process, error) {
 	data, err := json.Marshal(spec)
 	if err != nil {
@@ -50,11 +50,15 @@ func (k *Kubelet) startProcess(spec podinit.Spec, specPath, logPath string) (*pr
 	if err != nil {
 		return nil, err
 	}
-	defer logFile.Close()
+	log := &runLog{f: logFile, now: k.cfg.Now}
+	stdout, stderr := &logStream{log: log, name: "stdout"}, &logStream{log: log, name: "stderr"}
 	cmd := exec.Command(k.cfg.InitBinary)
 	cmd.Env = []string{podinit.EnvSpec + "=" + specPath}
 	cmd.Stdin = nil
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// Every process that could hold the output pipes dies with the container's PID namespace;
+	// this bounds the wait for them to close all the same.
+	cmd.WaitDelay = 5 * time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// A PID namespace of its own, as a container has: when its first process ends, the
 		// kernel kills every process left in it, so a JVM a shell started in the background
@@ -64,27 +68,27 @@ func (k *Kubelet) startProcess(spec podinit.Spec, specPath, logPath string) (*pr
 		Pdeathsig: syscall.SIGKILL,
 	}
 	if err := cmd.Start(); err != nil {
+		logFile.Close()
 		return nil, fmt.Errorf("starting the container: %w", err)
 	}
 	p := &process{cmd: cmd, logPath: logPath, startedAt: k.cfg.Now(), done: make(chan struct{}), uid: spec.UID, gid: spec.GID}
 	go func() {
-		err := cmd.Wait()
+		// Wait returns once the output is copied; its error says no more than ProcessState.
+		_ = cmd.Wait()
+		stdout.close()
+		stderr.close()
+		logFile.Close()
 		p.mu.Lock()
 		p.finishedAt = k.cfg.Now()
-		var exitErr *exec.ExitError
-		switch {
-		case err == nil:
-			p.exitCode = 0
-		case errors.As(err, &exitErr):
-			status := exitErr.Sys().(syscall.WaitStatus)
+		p.exitCode = 128
+		if cmd.ProcessState != nil {
+			status := cmd.ProcessState.Sys().(syscall.WaitStatus)
 			if status.Signaled() {
 				p.signal = status.Signal()
 				p.exitCode = 128 + int32(status.Signal())
 			} else {
 				p.exitCode = int32(status.ExitStatus())
 			}
-		default:
-			p.exitCode = 128
 		}
 		p.mu.Unlock()
 		// The container's children (Python workers of a PySpark driver) go with it.

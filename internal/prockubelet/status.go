@@ -14,8 +14,8 @@ func (r *podRunner) computeStatus(pod *corev1.Pod) corev1.PodStatus {
 		InitContainerStatuses: cloneStatuses(r.status.init),
 		ContainerStatuses:     cloneStatuses(r.status.main),
 		QOSClass:              qosClass(pod),
-		HostIP:                r.k.cfg.Network.Gateway.String(),
-		HostIPs:               []corev1.HostIP{{IP: r.k.cfg.Network.Gateway.String()}},
+		HostIP:                r.k.cfg.NodeIP.String(),
+		HostIPs:               []corev1.HostIP{{IP: r.k.cfg.NodeIP.String()}},
 	}
 	if r.net != nil {
 		s.PodIP = r.net.IP.String()

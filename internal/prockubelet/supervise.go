@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -263,7 +262,7 @@ func (r *podRunner) startContainer(ctx context.Context, c corev1.Container) (*pr
 		pod.Status.PodIP = r.net.IP.String()
 		pod.Status.PodIPs = []corev1.PodIP{{IP: pod.Status.PodIP}}
 	}
-	pod.Status.HostIP = r.k.cfg.Network.Gateway.String()
+	pod.Status.HostIP = r.k.cfg.NodeIP.String()
 	pod.Status.HostIPs = []corev1.HostIP{{IP: pod.Status.HostIP}}
 	volumes := r.volumes
 	restarts := int32(0)
@@ -475,21 +474,4 @@ func readLimited(path string, limit int) ([]byte, error) {
 	buf := make([]byte, limit)
 	n, _ := f.Read(buf)
 	return buf[:n], nil
-}
-
-// tailLines returns the last n lines of a file, at most maxBytes of them.
-func tailLines(path string, n, maxBytes int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	out := strings.Join(lines, "\n")
-	if len(out) > maxBytes {
-		out = out[len(out)-maxBytes:]
-	}
-	return out
 }

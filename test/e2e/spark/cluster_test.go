@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -33,8 +34,8 @@ func kubernetesClient(cfg *restclient.Config) (kubernetes.Interface, error) {
 	return client, nil
 }
 
-// namespace is one test's namespace, set up as the chart sets up a job namespace: a `spark`
-// service account for drivers. When the test ends its Spark resources and pods are deleted and
+// namespace is one test's namespace, made one of the chart's job namespaces (helm upgrade), so
+// drivers run as the chart's `spark` account with exactly the chart's Role. When the test ends its Spark resources and pods are deleted and
 // waited for, so no JVM of one test competes with the next for the machine's two cores.
 type namespace struct {
 	t    *testing.T
@@ -46,7 +47,8 @@ type namespace struct {
 func newNamespace(t *testing.T, prefix string) *namespace {
 	t.Helper()
 	ctx := context.Background()
-	cfg := shared.env.API.ClientConfig()
+	cfg := restclient.CopyConfig(shared.stack.Admin)
+	cfg.QPS, cfg.Burst = -1, 0
 	core, err := kubernetesClient(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -55,27 +57,24 @@ func newNamespace(t *testing.T, prefix string) *namespace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name, err := shared.env.CreateNamespace(ctx, prefix)
-	if err != nil {
+	name := prefix + "-" + rand.String(5)
+	if err := shared.stack.AddJobNamespace(ctx, name, nil); err != nil {
 		t.Fatal(err)
 	}
 	n := &namespace{t: t, name: name, core: core, dyn: dyn}
-	if _, err := core.CoreV1().ServiceAccounts(name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "spark"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	started := time.Now()
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(n.dump())
 		}
-		t.Logf("%s: %s, %d containers started", t.Name(), time.Since(started).Round(100*time.Millisecond), shared.kubelet.ContainersStarted(n.name))
+		t.Logf("%s: %s, %d containers started", t.Name(), time.Since(started).Round(100*time.Millisecond), shared.stack.Kubelet.ContainersStarted(n.name))
 		n.tearDown()
 	})
 	return n
 }
 
 func (n *namespace) kubectl(args ...string) (string, error) {
-	return localcluster.Kubectl(context.Background(), shared.env.API.Kubeconfig, append([]string{"--namespace", n.name}, args...)...)
+	return localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, append([]string{"--namespace", n.name}, args...)...)
 }
 
 // applyExample applies a file of examples/ exactly as a user would.

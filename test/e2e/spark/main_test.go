@@ -1,11 +1,14 @@
 //go:build e2e
 
-// Package spark runs real Spark through sparkhooks: the hook server binary behind the
-// Metacontroller-contract controller, an in-process API server, and the process kubelet
-// (internal/prockubelet), which runs every pod — drivers, executors, Spark Connect servers,
+// Package spark runs real Spark through sparkhooks on the real control plane (internal/stack):
+// kube-apiserver, kube-controller-manager and kube-scheduler, the chart installed with Helm, the
+// real Metacontroller from its own chart when METACONTROLLER_BIN names it (else the local
+// stand-in), and the process kubelet (internal/prockubelet) as the node, which runs every pod —
+// the hook server and Metacontroller themselves, drivers, executors, Spark Connect servers,
 // standalone masters and workers — as local processes on the image layers `make spark-images`
 // prepares. Nothing here is simulated: the Spark driver reads the properties and pod template the
-// hook wrote, asks the API server for its executors, and the tests read what Spark printed.
+// hook wrote, asks the API server for its executors as the chart's spark account, and the tests
+// read what Spark printed.
 //
 // It needs root (namespaces, mounts, a bridge). Run with `make e2e`.
 package spark
@@ -14,7 +17,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,12 +24,14 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	restclient "k8s.io/client-go/rest"
 
 	"github.com/sparkhooks/sparkhooks/internal/localcluster"
 	"github.com/sparkhooks/sparkhooks/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/internal/prockubelet/podinit"
+	"github.com/sparkhooks/sparkhooks/internal/stack"
 )
 
 const repoRoot = "../../.."
@@ -42,18 +46,12 @@ var (
 	pods              = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 )
 
-// registrations are the CompositeControllers of metacontroller/ the suite runs.
-var registrations = []string{"sparkapplication-controller.yaml", "sparkconnect-controller.yaml", "sparkcluster-controller.yaml"}
-
 // suite is what TestMain starts for all tests; each test works in a namespace of its own.
 type suite struct {
-	env         *localcluster.Env
-	kubelet     *prockubelet.Kubelet
-	network     *prockubelet.Network
-	controllers map[string]*localcluster.ContractController
-	imagesDir   string
-	dir         string
-	egressErr   error // why pods cannot reach beyond the machine, if they cannot
+	stack     *stack.Stack
+	imagesDir string
+	dir       string
+	egressErr error // why pods cannot reach beyond the machine, if they cannot
 }
 
 var shared suite
@@ -71,6 +69,11 @@ func runMain(m *testing.M) int {
 	}
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		fmt.Fprintln(os.Stderr, "spark e2e: kubectl is needed on PATH:", err)
+		return 1
+	}
+	kubeBinDir, helm := os.Getenv("KUBE_BIN_DIR"), os.Getenv("HELM")
+	if kubeBinDir == "" || helm == "" {
+		fmt.Fprintln(os.Stderr, "spark e2e: KUBE_BIN_DIR and HELM must name the control plane and Helm: make e2e sets them (make kube, make helm)")
 		return 1
 	}
 	imagesDir := os.Getenv("SPARK_IMAGES_DIR")
@@ -120,7 +123,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "spark e2e: building sparkhooks: %v\n%s", err, out)
 		return 1
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	network, err := prockubelet.NewNetwork(ctx, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))))
 	if err != nil {
@@ -131,99 +134,27 @@ func runMain(m *testing.M) int {
 	// The Kubeflow SDK's servers fetch the Spark Connect jar from Maven Central, as in a
 	// cluster with outbound access; the other tests need no egress.
 	shared.egressErr = network.EnableEgress(ctx, "/etc/resolv.conf")
-	env, err := localcluster.StartEnv(ctx, localcluster.EnvOptions{
-		Dir:         dir,
-		CRDDir:      filepath.Join(repoRoot, "crds"),
-		GCResources: []schema.GroupVersionResource{sparkApplications, sparkConnects, sparkClusters},
-		ServingIPs:  []net.IP{network.Gateway.AsSlice()},
-		Logf:        logf,
+	metacontroller := os.Getenv("METACONTROLLER_BIN")
+	s, err := stack.Start(ctx, stack.Options{
+		Dir: filepath.Join(dir, "cluster"), KubeBinDir: kubeBinDir, Helm: helm,
+		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1"}, Sparkhooks: binary,
+		Metacontroller: metacontroller, MetacontrollerChart: filepath.Join(filepath.Dir(metacontroller), "helm", "metacontroller"),
+		MetacontrollerValues: filepath.Join(repoRoot, "chart", "metacontroller-values.yaml"),
+		Images:               images, Network: network, NodeName: nodeName, Logf: logf,
+		// As in the sandbox: tests ask for more cores than the machine has; nothing limits them.
+		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32")},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "spark e2e: starting the cluster:", err)
 		return 1
 	}
-	defer env.Stop()
-	hooks, err := localcluster.StartHookServer(ctx, binary, filepath.Join(dir, "sparkhooks.log"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "spark e2e: starting sparkhooks:", err)
-		return 1
-	}
-	defer func() { _ = hooks.Stop() }()
-
-	runCtx, stop := context.WithCancel(context.Background())
-	var running sync.WaitGroup
-	defer func() {
-		stop()
-		running.Wait()
-	}()
-	cfg := env.API.ClientConfig()
-	kubelet, err := newKubelet(cfg, env, images, network, filepath.Join(dir, "kubelet"), logf)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "spark e2e:", err)
-		return 1
-	}
-	env.API.SetLogSource(kubelet.Logs)
-	running.Add(1)
-	go func() {
-		defer running.Done()
-		if err := kubelet.Run(runCtx); err != nil {
-			logf("kubelet: %v", err)
-		}
-	}()
-	statefulSets, err := localcluster.NewStatefulSetController(cfg, logf)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "spark e2e:", err)
-		return 1
-	}
-	running.Add(1)
-	go func() {
-		defer running.Done()
-		statefulSets.Run(runCtx)
-	}()
-	shared.controllers = map[string]*localcluster.ContractController{}
-	for _, file := range registrations {
-		cc, err := localcluster.LoadCompositeController(filepath.Join(repoRoot, "metacontroller", file), hooks.URL)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "spark e2e:", err)
-			return 1
-		}
-		ctl, err := localcluster.NewContractController(cfg, cc, localcluster.ControllerOptions{Logf: logf})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "spark e2e:", err)
-			return 1
-		}
-		shared.controllers[cc.Metadata.Name] = ctl
-		running.Add(1)
-		go func() {
-			defer running.Done()
-			if err := ctl.Run(runCtx); err != nil {
-				logf("contract controller %s: %v", cc.Metadata.Name, err)
-			}
-		}()
-	}
-	shared.env, shared.kubelet, shared.network = env, kubelet, network
+	defer s.Stop()
+	shared.stack = s
+	fmt.Fprintf(os.Stderr, "spark e2e: the controller is %s\n", s.Controller)
 
 	code := m.Run()
 	if code != 0 && !keep {
-		fmt.Fprintln(os.Stderr, "spark e2e: set SPARKHOOKS_E2E_KEEP=1 to keep the logs (cluster.log, sparkhooks.log, pod logs) of a run")
+		fmt.Fprintln(os.Stderr, "spark e2e: set SPARKHOOKS_E2E_KEEP=1 to keep the logs (cluster.log, cluster/logs/, pod logs) of a run")
 	}
 	return code
-}
-
-func newKubelet(cfg *restclient.Config, env *localcluster.Env, images *prockubelet.ImageTable, network *prockubelet.Network, stateDir string, logf func(string, ...any)) (*prockubelet.Kubelet, error) {
-	client, err := kubernetesClient(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return prockubelet.New(prockubelet.Config{
-		Client:    client,
-		NodeName:  nodeName,
-		Images:    images,
-		Network:   network,
-		StateDir:  stateDir,
-		APIServer: env.API.Address,
-		CACert:    env.API.ServingCA,
-		Tokens:    env.API,
-		Logf:      logf,
-	})
 }

@@ -52,7 +52,7 @@ spec:
 			got[k] = v
 		}
 	}
-	for k, want := range map[string]string{"user": "spark:185", "home": "/home/spark", "namespace": n.name, "api": "200", "anonymous": "401"} {
+	for k, want := range map[string]string{"user": "spark:185", "home": "/home/spark", "namespace": n.name, "api": "200", "anonymous": "403"} {
 		if got[k] != want {
 			t.Errorf("%s = %q, want %q\n%s", k, got[k], want, log)
 		}
