@@ -7,16 +7,16 @@
 #   hack/helm-check.sh .cache/chart-rendered
 #   SPARKHOOKS_RENDERED_DIR=$PWD/.cache/chart-rendered go test ./deploy/deploytest/
 #
-# Helm runs through `go run` at a pinned version, so only Go is needed. HELM overrides the
-# command, for example HELM=helm to use an installed binary.
+# Helm is the one the sandbox and the end-to-end suites install the chart with (hack/helm/build.sh,
+# pinned, built once per user), so only Go is needed. HELM overrides the command, for example
+# HELM=helm to use an installed binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-HELM_VERSION=v3.21.4
-# Helm built by `go run` has no Kubernetes version stamped in and assumes 1.20, below the chart's
-# kubeVersion; render for a current release instead.
+# Helm built from source has no Kubernetes version stamped in and assumes an old one, below the
+# chart's kubeVersion; render for a current release instead.
 KUBE_VERSION=${KUBE_VERSION:-1.34.0}
-read -r -a helm <<<"${HELM:-go run helm.sh/helm/v3/cmd/helm@${HELM_VERSION}}"
+read -r -a helm <<<"${HELM:-$(hack/helm/build.sh)}"
 
 out=${1:-$(mktemp -d -t sparkhooks-chart.XXXXXX)}
 mkdir -p "$out"

@@ -224,6 +224,15 @@ func (m *manifest) configMap(namespace, name string) *corev1.ConfigMap {
 	return nil
 }
 
+func (m *manifest) clusterRole(name string) *rbacv1.ClusterRole {
+	for _, r := range m.clusterRoles {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
 func (m *manifest) secret(namespace, name string) *corev1.Secret {
 	for _, s := range m.secrets {
 		if s.Namespace == namespace && s.Name == name {

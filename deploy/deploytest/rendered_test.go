@@ -123,6 +123,7 @@ func TestRenderedChart(t *testing.T) {
 			c.networkPolicy()
 			c.observability()
 			c.gc()
+			c.userRoles()
 		})
 	}
 }
@@ -628,15 +629,40 @@ func (c *renderedChart) observability() {
 			assert.Equal(t, "1", got.Labels["grafana_dashboard"], "Grafana's sidecar looks for this label")
 		}
 	}
+	ksm := c.m.clusterRole("sparkhooks-kube-state-metrics")
 	if !c.r.ksmRBAC {
-		assert.Empty(t, c.m.clusterRoles)
+		assert.Nil(t, ksm)
+		assert.Empty(t, c.m.clusterRoleBindings)
 		return
 	}
-	require.Len(t, c.m.clusterRoles, 1)
-	assert.ElementsMatch(t, []string{"list", "watch"}, grantedVerbsInGroup(c.m.clusterRoles[0].Rules, "sparkoperator.k8s.io", "sparkapplications"))
-	assert.ElementsMatch(t, []string{"list", "watch"}, grantedVerbsInGroup(c.m.clusterRoles[0].Rules, "sparkoperator.k8s.io", "scheduledsparkapplications"))
+	require.NotNil(t, ksm)
+	assert.ElementsMatch(t, []string{"list", "watch"}, grantedVerbsInGroup(ksm.Rules, "sparkoperator.k8s.io", "sparkapplications"))
+	assert.ElementsMatch(t, []string{"list", "watch"}, grantedVerbsInGroup(ksm.Rules, "sparkoperator.k8s.io", "scheduledsparkapplications"))
 	require.Len(t, c.m.clusterRoleBindings, 1)
-	assert.Equal(t, c.m.clusterRoles[0].Name, c.m.clusterRoleBindings[0].RoleRef.Name)
+	assert.Equal(t, ksm.Name, c.m.clusterRoleBindings[0].RoleRef.Name)
+}
+
+// userRoles: the four kinds join Kubernetes' default roles by aggregation, managed by admin and
+// edit, read by view, and no status writes (Metacontroller's alone).
+func (c *renderedChart) userRoles() {
+	t := c.t
+	edit, view := c.m.clusterRole("sparkhooks-edit"), c.m.clusterRole("sparkhooks-view")
+	require.NotNil(t, edit, "the aggregated edit ClusterRole")
+	require.NotNil(t, view, "the aggregated view ClusterRole")
+	assert.Equal(t, "true", edit.Labels["rbac.authorization.k8s.io/aggregate-to-edit"])
+	assert.Equal(t, "true", edit.Labels["rbac.authorization.k8s.io/aggregate-to-admin"])
+	assert.Equal(t, "true", view.Labels["rbac.authorization.k8s.io/aggregate-to-view"])
+	assert.Empty(t, view.Labels["rbac.authorization.k8s.io/aggregate-to-edit"])
+	for _, kind := range []struct{ group, resource string }{
+		{"sparkoperator.k8s.io", "sparkapplications"},
+		{"sparkoperator.k8s.io", "scheduledsparkapplications"},
+		{"sparkoperator.k8s.io", "sparkconnects"},
+		{"spark.apache.org", "sparkclusters"},
+	} {
+		assert.ElementsMatch(t, []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}, grantedVerbsInGroup(edit.Rules, kind.group, kind.resource), kind.resource)
+		assert.ElementsMatch(t, []string{"get", "list", "watch"}, grantedVerbsInGroup(view.Rules, kind.group, kind.resource), kind.resource)
+		assert.Empty(t, grantedVerbsInGroup(edit.Rules, kind.group, kind.resource+"/status"), "status is written by Metacontroller only")
+	}
 }
 
 func grantedVerbsInGroup(rules []rbacv1.PolicyRule, group, res string) []string {

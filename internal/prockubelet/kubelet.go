@@ -73,6 +73,9 @@ type Config struct {
 	// ephemeral-storage, pods); allocatable follows. Nothing enforces requests here, so a test
 	// cluster may offer the scheduler more than the machine has.
 	Capacity corev1.ResourceList
+	// RegisterWithTaints are the taints the Node is created with (the kubelet's
+	// --register-with-taints), to keep workloads off a node meant for system Pods.
+	RegisterWithTaints []corev1.Taint
 	// Namespace limits the kubelet to one namespace; empty means all.
 	Namespace string
 	Images    *ImageTable

@@ -236,6 +236,7 @@ func (k *Kubelet) registerNode(ctx context.Context, port int) (*corev1.Node, err
 	nodes := k.cfg.Client.CoreV1().Nodes()
 	node, err := nodes.Create(ctx, &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: k.cfg.NodeName, Labels: k.nodeLabels()},
+		Spec:       corev1.NodeSpec{Taints: k.cfg.RegisterWithTaints},
 		Status:     k.nodeStatus(corev1.NodeStatus{}, port),
 	}, metav1.CreateOptions{})
 	if err == nil {

@@ -16,14 +16,20 @@ type helmRunner struct {
 	binary, kubeconfig, home, logDir string
 }
 
-// install runs helm install, waiting until the release's workloads are ready.
-func (h helmRunner) install(ctx context.Context, release, chart, namespace string, valuesFiles, set []string) error {
-	args := []string{"install", release, chart, "--namespace", namespace, "--create-namespace", "--wait", "--timeout", "3m"}
+// install runs helm install and, with wait, waits until the release's workloads are ready.
+func (h helmRunner) install(ctx context.Context, release, chart, namespace string, valuesFiles, set, setJSON []string, wait bool) error {
+	args := []string{"install", release, chart, "--namespace", namespace, "--create-namespace"}
+	if wait {
+		args = append(args, "--wait", "--timeout", "3m")
+	}
 	for _, f := range valuesFiles {
 		args = append(args, "--values", f)
 	}
 	for _, s := range set {
 		args = append(args, "--set", s)
+	}
+	for _, s := range setJSON {
+		args = append(args, "--set-json", s)
 	}
 	if _, err := h.run(ctx, args...); err != nil {
 		return fmt.Errorf("installing the chart %s: %w", chart, err)
@@ -51,9 +57,10 @@ func (h helmRunner) run(ctx context.Context, args ...string) (string, error) {
 	return string(out), nil
 }
 
-// upgrade runs helm upgrade on an installed release, keeping its values but for set.
+// upgrade runs helm upgrade on an installed release with the chart's current defaults and the
+// values set at install, but for setJSON.
 func (h helmRunner) upgrade(ctx context.Context, release, chart, namespace string, setJSON []string) error {
-	args := []string{"upgrade", release, chart, "--namespace", namespace, "--reuse-values", "--wait", "--timeout", "3m"}
+	args := []string{"upgrade", release, chart, "--namespace", namespace, "--reset-then-reuse-values", "--wait", "--timeout", "3m"}
 	for _, s := range setJSON {
 		args = append(args, "--set-json", s)
 	}

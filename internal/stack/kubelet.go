@@ -48,7 +48,7 @@ func (s *Stack) startKubelet(ctx context.Context, o Options, images *prockubelet
 	kubelet, err := prockubelet.New(prockubelet.Config{
 		Client: client, NodeName: o.NodeName, NodeIP: o.Network.Gateway, Images: images, Network: o.Network,
 		StateDir: filepath.Join(o.Dir, "kubelet"), APIServer: s.APIAddress,
-		ServingCert: servingPair, ClientCAs: p.certPool(), Capacity: o.Capacity, Logf: o.Logf,
+		ServingCert: servingPair, ClientCAs: p.certPool(), Capacity: o.Capacity, RegisterWithTaints: o.NodeTaints, Logf: o.Logf,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("the kubelet: %w", err)

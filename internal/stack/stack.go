@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
@@ -57,6 +58,10 @@ type Options struct {
 	Sparkhooks string
 	// Metacontroller is the upstream binary; empty runs the local stand-in instead.
 	Metacontroller string
+	// OwnControllers: the caller runs the CompositeControllers itself (the contract suite's
+	// stand-ins, one per test namespace). The chart goes in without its CompositeControllers
+	// (metacontroller.enabled=false) and neither Metacontroller nor the stand-in starts.
+	OwnControllers bool
 	// MetacontrollerChart is Metacontroller's chart directory and MetacontrollerValues the values
 	// file it is installed with (chart/metacontroller-values.yaml).
 	MetacontrollerChart, MetacontrollerValues string
@@ -70,6 +75,10 @@ type Options struct {
 	// process kubelet enforces no limits, so a small machine may offer what examples sized for a
 	// cluster request.
 	Capacity corev1.ResourceList
+	// NodeTaints are the node's taints; the charts' Pods are installed tolerating them. A suite
+	// that plays the node of its own workloads taints this one so that only the system Pods
+	// (the hooks, Metacontroller) land here.
+	NodeTaints []corev1.Taint
 	// Logf receives the stack's background errors.
 	Logf func(format string, args ...any)
 }
@@ -110,6 +119,8 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	begin := time.Now()
+	phase := func(what string) { o.Logf("stack: %s after %s", what, time.Since(begin).Round(10*time.Millisecond)) }
 	runCtx, cancel := context.WithCancel(context.Background())
 	s := &Stack{cancel: cancel, LogDir: filepath.Join(o.Dir, "logs"), Controllers: map[string]*localcluster.ContractController{}}
 	defer func() {
@@ -135,6 +146,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.Kubeconfig, s.Admin, s.APIAddress = s.control.kubeconfig, s.control.admin, address
+	phase("the API server is ready")
 	client, err := kubernetes.NewForConfig(s.Admin)
 	if err != nil {
 		return nil, err
@@ -150,6 +162,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err := s.waitForNode(ctx, client, o.NodeName); err != nil {
 		return nil, err
 	}
+	phase("the node is Ready")
 	// The service-account controller gives every namespace its default account; until it has,
 	// admission refuses the namespace's pods.
 	if err := s.poll(ctx, "the default ServiceAccount", func(ctx context.Context) error {
@@ -161,26 +174,44 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 
 	helm := helmRunner{binary: o.Helm, kubeconfig: s.Kubeconfig, home: filepath.Join(o.Dir, "helm"), logDir: s.LogDir}
 	s.helm, s.chart = helm, o.Chart
-	if o.Metacontroller != "" {
+	tolerations, err := tolerationsValue(o.NodeTaints)
+	if err != nil {
+		return nil, err
+	}
+	chartSet := o.ChartSet
+	switch {
+	case o.OwnControllers:
+		s.Controller = "the caller's controllers"
+		chartSet = append(slices.Clone(chartSet), "metacontroller.enabled=false")
+	case o.Metacontroller != "":
 		s.Controller = "Metacontroller " + chartAppVersion(o.MetacontrollerChart)
-		// One replica: the node is one machine, and a second would only double the cache.
-		if err := helm.install(ctx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, []string{o.MetacontrollerValues}, []string{"replicas=1"}); err != nil {
+		// Not waited for: its Pod starts while sparkhooks' chart goes in, which needs only the
+		// CRDs this install creates first. One replica: the node is one machine.
+		if err := helm.install(ctx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, []string{o.MetacontrollerValues}, []string{"replicas=1"}, tolerations, false); err != nil {
 			return nil, err
 		}
-	} else {
+	default:
 		s.Controller = "the local stand-in for Metacontroller (not Metacontroller: docs/local.md)"
 		if err := installCompositeControllerCRD(ctx, s.Admin); err != nil {
 			return nil, err
 		}
 	}
-	if err := helm.install(ctx, "sparkhooks", o.Chart, SparkhooksNamespace, nil, o.ChartSet); err != nil {
+	if err := helm.install(ctx, "sparkhooks", o.Chart, SparkhooksNamespace, nil, chartSet, tolerations, true); err != nil {
 		return nil, err
 	}
-	if o.Metacontroller == "" {
+	phase("sparkhooks' chart is installed and its Pods are ready")
+	switch {
+	case o.OwnControllers:
+	case o.Metacontroller != "":
+		if err := s.waitForControllers(ctx, client); err != nil {
+			return nil, err
+		}
+	default:
 		if err := s.startStandIn(ctx, runCtx, o); err != nil {
 			return nil, err
 		}
 	}
+	phase("the controllers run")
 	go s.watchControlPlane(runCtx, o.Logf)
 	return s, nil
 }
@@ -261,6 +292,22 @@ func (o *Options) withChartImages() (*prockubelet.ImageTable, error) {
 	return o.Images.With(images), nil
 }
 
+// tolerationsValue is the --set-json argument that makes a chart's Pods tolerate taints, or none.
+func tolerationsValue(taints []corev1.Taint) ([]string, error) {
+	if len(taints) == 0 {
+		return nil, nil
+	}
+	var tolerations []corev1.Toleration
+	for _, t := range taints {
+		tolerations = append(tolerations, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpExists, Effect: t.Effect})
+	}
+	data, err := json.Marshal(tolerations)
+	if err != nil {
+		return nil, err
+	}
+	return []string{"tolerations=" + string(data)}, nil
+}
+
 // installBinary copies an executable into an image layer, readable by the image's user.
 func installBinary(from, to string) error {
 	data, err := os.ReadFile(from)
@@ -296,8 +343,10 @@ func (s *Stack) waitForNode(ctx context.Context, client kubernetes.Interface, na
 		}
 		for _, c := range node.Status.Conditions {
 			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				if len(node.Spec.Taints) > 0 {
-					return fmt.Errorf("still tainted: %v", node.Spec.Taints)
+				for _, t := range node.Spec.Taints {
+					if t.Key == corev1.TaintNodeNotReady {
+						return fmt.Errorf("still tainted: %v", node.Spec.Taints)
+					}
 				}
 				return nil
 			}
@@ -326,6 +375,36 @@ func (s *Stack) poll(ctx context.Context, what string, check func(context.Contex
 		case <-ticker.C:
 		}
 	}
+}
+
+// waitForControllers waits until Metacontroller has started every CompositeController the chart
+// installed, which it announces with an Event each: until then an application would wait for
+// Metacontroller's next discovery.
+func (s *Stack) waitForControllers(ctx context.Context, client kubernetes.Interface) error {
+	dyn, err := dynamic.NewForConfig(s.Admin)
+	if err != nil {
+		return err
+	}
+	list, err := dyn.Resource(compositeControllers).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing the CompositeControllers: %w", err)
+	}
+	return s.poll(ctx, "Metacontroller to start the chart's controllers", func(ctx context.Context) error {
+		events, err := client.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=CompositeController,reason=Started"})
+		if err != nil {
+			return err
+		}
+		started := map[string]bool{}
+		for _, e := range events.Items {
+			started[e.InvolvedObject.Name] = true
+		}
+		for _, cc := range list.Items {
+			if !started[cc.GetName()] {
+				return fmt.Errorf("%s not started", cc.GetName())
+			}
+		}
+		return nil
+	})
 }
 
 // watchControlPlane reports a component that exits while the cluster runs.

@@ -76,7 +76,7 @@ func (s *Stack) startStandIn(ctx, runCtx context.Context, o Options) error {
 	if len(list.Items) == 0 {
 		return fmt.Errorf("the chart %s installed no CompositeController", o.Chart)
 	}
-	httpClient := &http.Client{Transport: &http.Transport{DialContext: serviceDialer(core)}}
+	httpClient := ServiceHTTPClient(core)
 	for _, item := range list.Items {
 		data, err := json.Marshal(item.Object)
 		if err != nil {
@@ -100,6 +100,16 @@ func (s *Stack) startStandIn(ctx, runCtx context.Context, o Options) error {
 		}()
 	}
 	return nil
+}
+
+// HookBaseURL is where the chart's hooks are, as its CompositeControllers name them: the release
+// sparkhooks in its namespace, on the Service's HTTP port (the chart's service.httpPort).
+const HookBaseURL = "http://sparkhooks." + SparkhooksNamespace + ".svc:8080"
+
+// ServiceHTTPClient is an HTTP client for this machine that reaches Services by their cluster
+// names (HookBaseURL) at their ready endpoints.
+func ServiceHTTPClient(client kubernetes.Interface) *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: serviceDialer(client)}}
 }
 
 // serviceDialer resolves <service>.<namespace>.svc[.cluster.local] to a ready endpoint of the

@@ -85,7 +85,8 @@ func (l *lockedBuffer) String() string {
 
 func start(t *testing.T, binary string, args ...string) *started {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	readyFile := filepath.Join(t.TempDir(), "ready")
+	cmd := exec.Command(binary, append(args, "--ready-file", readyFile)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -97,15 +98,12 @@ func start(t *testing.T, binary string, args ...string) *started {
 		t.Fatal(err)
 	}
 	s := &started{cmd: cmd, output: &lockedBuffer{}, exited: make(chan error, 1)}
-	ready := make(chan string, 1)
+	ready := waitForFile(readyFile, s.exited)
 	go func() {
 		scanner := bufio.NewScanner(stdout)
 		for scanner.Scan() {
 			line := scanner.Text()
 			s.output.WriteString(line + "\n")
-			if path, ok := strings.CutPrefix(strings.TrimSpace(line), "export KUBECONFIG="); ok {
-				ready <- path
-			}
 		}
 		s.exited <- cmd.Wait()
 	}()
@@ -121,6 +119,25 @@ func start(t *testing.T, binary string, args ...string) *started {
 	return s
 }
 
+// waitForFile sends the content of path (the kubeconfig's path, which the sandbox writes there
+// once it is up) when the file appears, until exited is closed or written.
+func waitForFile(path string, exited chan error) <-chan string {
+	ready := make(chan string, 1)
+	go func() {
+		for {
+			if data, err := os.ReadFile(path); err == nil {
+				ready <- strings.TrimSpace(string(data))
+				return
+			}
+			if len(exited) > 0 {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return ready
+}
+
 func (s *started) kubectl(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -128,8 +145,11 @@ func (s *started) kubectl(args ...string) (string, error) {
 	return string(out), err
 }
 
-// TestMakeRunRunsSparkPi is the acceptance run: up, SparkPi to COMPLETED with the Pi line
-// in kubectl logs, then SIGINT and nothing left.
+// TestMakeRunRunsSparkPi is the acceptance run: up on the real control plane with the
+// chart installed by Helm, kubectl's tables from the API server, an invalid application refused
+// at apply by the validating webhook, SparkPi to COMPLETED with the Pi line in kubectl logs, then
+// SIGINT and nothing left. With METACONTROLLER_BIN it runs twice: under Metacontroller and under
+// the stand-in, the sandbox's two wirings.
 func TestMakeRunRunsSparkPi(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the sandbox runs pods in namespaces: this test needs root")
@@ -138,14 +158,50 @@ func TestMakeRunRunsSparkPi(t *testing.T) {
 		t.Fatalf("no Spark images (make spark-images): %v", err)
 	}
 	sandbox, hooks := build(t)
-	s := start(t, sandbox, "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", imagesDir())
+	controllers := map[string]string{"stand-in": "the local stand-in for Metacontroller"}
+	if bin := os.Getenv("METACONTROLLER_BIN"); bin != "" {
+		controllers[bin] = "Metacontroller v"
+	}
+	for metacontroller, controller := range controllers {
+		t.Run(controller, func(t *testing.T) {
+			if metacontroller == "stand-in" {
+				metacontroller = ""
+			}
+			runSparkPi(t, sandbox, controller, "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", imagesDir(), "--metacontroller", metacontroller)
+		})
+	}
+}
+
+// runSparkPi starts the sandbox with args and checks that its banner names controller.
+func runSparkPi(t *testing.T, sandbox, controller string, args ...string) {
+	s := start(t, sandbox, args...)
 	t.Logf("up after %s:\n%s", s.upAfter.Round(100*time.Millisecond), s.output)
-	if !strings.Contains(s.output.String(), "Mode: EXECUTED") {
-		t.Fatalf("the sandbox does not say it executes pods:\n%s", s.output)
+	for _, want := range []string{"Kubernetes v1.", "Installed with Helm", "run by " + controller} {
+		if !strings.Contains(s.output.String(), want) {
+			t.Fatalf("the banner does not say %q:\n%s", want, s.output)
+		}
 	}
 	tree := descendants(s.cmd.Process.Pid)
 	t.Logf("idle: %d processes, %d MiB resident", len(tree)+1, residentMiB(append(tree, s.cmd.Process.Pid)))
 	subnet := field(s.output.String(), "on the pod network ")
+
+	out, err := s.kubectl("get", "pods", "--all-namespaces")
+	if err != nil || !strings.Contains(out, "READY") || !strings.Contains(out, "RESTARTS") || !strings.Contains(out, "Running") {
+		t.Errorf("kubectl get pods -A prints no pod table: %v\n%s", err, out)
+	}
+	invalid := filepath.Join(t.TempDir(), "invalid.yaml")
+	example, err := os.ReadFile("examples/spark-pi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A size Spark cannot read: the CRD's schema accepts any string, the webhook does not.
+	manifest := strings.ReplaceAll(strings.Replace(string(example), "name: spark-pi\n", "name: invalid-pi\n", 1), "memory: 512m\n", "memory: 512Mi\n")
+	if err := os.WriteFile(invalid, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := s.kubectl("apply", "-f", invalid); err == nil || !strings.Contains(out, "spec.driver.memory") {
+		t.Errorf("kubectl apply of an invalid application: %v, want it refused naming spec.driver.memory:\n%s", err, out)
+	}
 
 	if out, err := s.kubectl("apply", "-f", "examples/spark-pi.yaml"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
@@ -165,7 +221,7 @@ func TestMakeRunRunsSparkPi(t *testing.T) {
 		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, tail(logs, 20))
 	}
 
-	apiAddr := field(s.output.String(), "API server https://")
+	apiAddr := field(s.output.String(), "kube-apiserver (https://")
 	tree = descendants(s.cmd.Process.Pid)
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)

@@ -736,6 +736,29 @@ spec:
 // comes from spec.deps.jars).
 func TestSparkITStatefulSetAllocation(t *testing.T) {
 	n := newNamespace(t, "it-sts")
+	// The chart's Role covers Spark's default allocator; this one needs StatefulSets too, which an
+	// administrator grants (the chart's spark.rbac.extraRules, here for this namespace alone).
+	n.apply(`apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: spark-statefulsets
+rules:
+- apiGroups: [apps]
+  resources: [statefulsets]
+  verbs: [get, list, watch, create, delete]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: spark-statefulsets
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: spark-statefulsets
+subjects:
+- kind: ServiceAccount
+  name: spark
+`)
 	r := runIT(t, n, "sts-pi", `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata:

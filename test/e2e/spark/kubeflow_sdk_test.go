@@ -36,7 +36,26 @@ func TestKubeflowSDK(t *testing.T) {
 	}
 	n := newNamespace(t, "sdk")
 	venv := filepath.Join(shared.imagesDir, "kubeflow-sdk")
+	// The client runs as a notebook would: an account of its own with the namespace's edit role,
+	// which the chart's aggregated ClusterRole extends to SparkConnects.
 	n.apply(fmt.Sprintf(`apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: notebook
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: notebook-edit
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: edit
+subjects:
+- kind: ServiceAccount
+  name: notebook
+---
+apiVersion: v1
 kind: ConfigMap
 metadata:
   name: sdk-client
@@ -49,7 +68,7 @@ kind: Pod
 metadata:
   name: sdk-client
 spec:
-  serviceAccountName: spark
+  serviceAccountName: notebook
   restartPolicy: Never
   containers:
   - name: client

@@ -51,7 +51,8 @@ type suite struct {
 	stack     *stack.Stack
 	imagesDir string
 	dir       string
-	egressErr error // why pods cannot reach beyond the machine, if they cannot
+	binary    string // the sparkhooks binary the chart's Deployment runs
+	egressErr error  // why pods cannot reach beyond the machine, if they cannot
 }
 
 var shared suite
@@ -149,7 +150,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer s.Stop()
-	shared.stack = s
+	shared.stack, shared.binary = s, binary
 	fmt.Fprintf(os.Stderr, "spark e2e: the controller is %s\n", s.Controller)
 
 	code := m.Run()

@@ -78,7 +78,8 @@ func (l *lockedBuffer) String() string {
 // startSandbox starts sparkhooks-local with args and stops it when the test ends.
 func startSandbox(t *testing.T, args ...string) *sandbox {
 	t.Helper()
-	args = append([]string{"--api-addr", "127.0.0.1:0", "--sparkhooks", filepath.Join(bin, "sparkhooks")}, args...)
+	readyFile := filepath.Join(t.TempDir(), "ready")
+	args = append([]string{"--api-addr", "127.0.0.1:0", "--sparkhooks", filepath.Join(bin, "sparkhooks"), "--ready-file", readyFile}, args...)
 	cmd := exec.Command(filepath.Join(bin, "sparkhooks-local"), args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -92,13 +93,22 @@ func startSandbox(t *testing.T, args ...string) *sandbox {
 	}
 	ready := make(chan string, 1)
 	go func() {
+		for {
+			if data, err := os.ReadFile(readyFile); err == nil {
+				ready <- strings.TrimSpace(string(data))
+				return
+			}
+			if len(s.exited) > 0 {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	go func() {
 		scanner := bufio.NewScanner(stdout)
 		for scanner.Scan() {
 			line := scanner.Text()
 			fmt.Fprintln(s.output, line)
-			if path, ok := strings.CutPrefix(strings.TrimSpace(line), "export KUBECONFIG="); ok {
-				ready <- path
-			}
 		}
 		s.exited <- cmd.Wait()
 	}()
