@@ -46,6 +46,12 @@ type namespace struct {
 
 func newNamespace(t *testing.T, prefix string) *namespace {
 	t.Helper()
+	return newNamespaceWithLabels(t, prefix, nil)
+}
+
+// newNamespaceWithLabels is newNamespace for a namespace with labels (a Pod Security level, say).
+func newNamespaceWithLabels(t *testing.T, prefix string, labels map[string]string) *namespace {
+	t.Helper()
 	ctx := context.Background()
 	cfg := restclient.CopyConfig(shared.stack.Admin)
 	cfg.QPS, cfg.Burst = -1, 0
@@ -58,7 +64,7 @@ func newNamespace(t *testing.T, prefix string) *namespace {
 		t.Fatal(err)
 	}
 	name := prefix + "-" + rand.String(5)
-	if err := shared.stack.AddJobNamespace(ctx, name, nil); err != nil {
+	if err := shared.stack.AddJobNamespace(ctx, name, labels); err != nil {
 		t.Fatal(err)
 	}
 	n := &namespace{t: t, name: name, core: core, dyn: dyn}
