@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,24 +160,38 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if s.Kubelet, err = s.startKubelet(runCtx, o, images); err != nil {
 		return nil, err
 	}
-	if err := s.waitForNode(ctx, client, o.NodeName); err != nil {
+	// The charts go in while the node registers: their Pods wait for it in Pending, and a node
+	// that never gets Ready cancels the install.
+	group, groupCtx := errgroup.WithContext(ctx)
+	group.Go(func() error {
+		if err := s.waitForNode(groupCtx, client, o.NodeName); err != nil {
+			return err
+		}
+		phase("the node is Ready")
+		// The service-account controller gives every namespace its default account; until it
+		// has, admission refuses the namespace's pods.
+		return s.poll(groupCtx, "the default ServiceAccount", func(ctx context.Context) error {
+			_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+			return err
+		})
+	})
+	group.Go(func() error { return s.installCharts(groupCtx, runCtx, o, client, phase) })
+	if err := group.Wait(); err != nil {
 		return nil, err
 	}
-	phase("the node is Ready")
-	// The service-account controller gives every namespace its default account; until it has,
-	// admission refuses the namespace's pods.
-	if err := s.poll(ctx, "the default ServiceAccount", func(ctx context.Context) error {
-		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	}); err != nil {
-		return nil, err
-	}
+	phase("the controllers run")
+	go s.watchControlPlane(runCtx, o.Logf)
+	return s, nil
+}
 
+// installCharts installs sparkhooks' chart and, as the options say, Metacontroller from its own
+// chart or the stand-in, and returns once the controllers run.
+func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kubernetes.Interface, phase func(string)) error {
 	helm := helmRunner{binary: o.Helm, kubeconfig: s.Kubeconfig, home: filepath.Join(o.Dir, "helm"), logDir: s.LogDir}
 	s.helm, s.chart = helm, o.Chart
 	tolerations, err := tolerationsValue(o.NodeTaints)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	chartSet := o.ChartSet
 	switch {
@@ -185,35 +200,38 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		chartSet = append(slices.Clone(chartSet), "metacontroller.enabled=false")
 	case o.Metacontroller != "":
 		s.Controller = "Metacontroller " + chartAppVersion(o.MetacontrollerChart)
-		// Not waited for: its Pod starts while sparkhooks' chart goes in, which needs only the
-		// CRDs this install creates first. One replica: the node is one machine.
-		if err := helm.install(ctx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, []string{o.MetacontrollerValues}, []string{"replicas=1"}, tolerations, false); err != nil {
-			return nil, err
+		// Its CRDs first, as an administrator applies them, so that Metacontroller starts after
+		// sparkhooks' CRDs exist and finds them at once rather than at its next discovery.
+		if _, err := localcluster.Kubectl(ctx, s.Kubeconfig, "apply", "--server-side", "-f", filepath.Join(o.MetacontrollerChart, "crds")); err != nil {
+			return fmt.Errorf("applying Metacontroller's CRDs: %w", err)
 		}
 	default:
 		s.Controller = "the local stand-in for Metacontroller (not Metacontroller: docs/local.md)"
 		if err := installCompositeControllerCRD(ctx, s.Admin); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := helm.install(ctx, "sparkhooks", o.Chart, SparkhooksNamespace, nil, chartSet, tolerations, true); err != nil {
-		return nil, err
+		return err
 	}
 	phase("sparkhooks' chart is installed and its Pods are ready")
 	switch {
 	case o.OwnControllers:
 	case o.Metacontroller != "":
+		// Not waited for by Helm: the controllers' Events below say more than its readiness
+		// probe. One replica: the node is one machine.
+		if err := helm.install(ctx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, []string{o.MetacontrollerValues}, []string{"replicas=1"}, tolerations, false); err != nil {
+			return err
+		}
 		if err := s.waitForControllers(ctx, client); err != nil {
-			return nil, err
+			return err
 		}
 	default:
 		if err := s.startStandIn(ctx, runCtx, o); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	phase("the controllers run")
-	go s.watchControlPlane(runCtx, o.Logf)
-	return s, nil
+	return nil
 }
 
 // concreteAddress turns an empty address or port 0 into a free loopback port: the API server
