@@ -35,7 +35,11 @@ func installCompositeControllerCRD(ctx context.Context, cfg *restclient.Config) 
 	}
 	preserve := true
 	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "compositecontrollers.metacontroller.k8s.io"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "compositecontrollers.metacontroller.k8s.io",
+			// *.k8s.io groups are protected; Metacontroller's own CRDs carry the same annotation.
+			Annotations: map[string]string{"api-approved.kubernetes.io": "unapproved, request not yet submitted"},
+		},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: compositeControllers.Group,
 			Names: apiextensionsv1.CustomResourceDefinitionNames{
