@@ -10,7 +10,7 @@ E2EFLAGS       ?=
 METACONTROLLER_BIN ?= $(wildcard $(CURDIR)/../shared/metacontroller/v4.17.2/metacontroller)
 export METACONTROLLER_BIN
 
-.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue kube helm
+.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue kube helm test-fixtures
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (simulated pods
@@ -64,12 +64,13 @@ chart-check:
 memload:
 	$(GO) run ./hack/memload
 
-## e2e: end-to-end tests: the built server, driven by a Metacontroller-contract test controller,
-## against an in-process API server (embedded etcd, the CRDs, core/v1) with kubectl as the user;
-## test/e2e/spark runs real Spark on the process kubelet (root; see docs/process-kubelet.md).
-## `make e2e E2EFLAGS=-race` (what CI runs) runs the tests, the API server and the server binary
-## under the race detector. One package at a time: the Spark JVMs need both cores.
+## e2e: end-to-end tests on the real control plane (make kube) with the chart installed by Helm (make
+## helm), Metacontroller from METACONTROLLER_BIN or the stand-in, kubectl as the user, and real Spark
+## on the process kubelet (root; see docs/process-kubelet.md and docs/local.md). `make e2e
+## E2EFLAGS=-race` (what CI runs) runs the tests and the server binary under the race detector.
+## One package at a time: the Spark JVMs need both cores.
 e2e: spark-images kueue
+	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
 	KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" \
 		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m ./internal/localcluster/... ./internal/stack/... ./test/e2e/...
 
@@ -86,6 +87,11 @@ kube:
 ## helm: the Helm client (pinned in hack/helm/build.sh), built once per user into ~/.cache/sparkhooks/helm
 helm:
 	@hack/helm/build.sh
+
+## test-fixtures: what the kubectl spark e2e tests stage to and run (MinIO, fake-gcs-server, the GCS
+## connector jar), pinned in hack/test-fixtures/build.sh, once per user; prints the variables make e2e exports
+test-fixtures:
+	@hack/test-fixtures/build.sh
 
 ## spark-images: local stand-ins for the apache/spark 3.5.3, 4.0.1 and 4.3.0 images (filesystem layers
 ## over the host's root, and images.json) plus the Spark Connect and Kubeflow SDK client venvs, in

@@ -4,10 +4,7 @@ package sparkctl
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -18,82 +15,6 @@ import (
 	"testing"
 	"time"
 )
-
-// The Cloud Storage connector for Hadoop, the library that gives Spark its gs:// file system:
-// the shaded build, one jar with its dependencies relocated, as users add it to their images.
-// 3.1.18 is the newest 3.1 release whose shaded jar Maven Central carries; the 3.1 line is built
-// against Hadoop 3.3 and runs on the Hadoop 3.4 client of Spark 4.0.
-const (
-	gcsConnectorFile   = "gcs-connector-3.1.18-shaded.jar"
-	gcsConnectorURL    = "https://repo1.maven.org/maven2/com/google/cloud/bigdataoss/gcs-connector/3.1.18/" + gcsConnectorFile
-	gcsConnectorSize   = 38420010
-	gcsConnectorSHA256 = "9eaeb8452af54c2a0feaa60bd570eb36b695d8666736979fec0f8d60e578e9c0"
-)
-
-// download returns the file in .cache/downloads, fetching it once and checking its size and
-// sha256 every time.
-func download(t *testing.T, name, url string, size int64, sum string) string {
-	t.Helper()
-	path, err := filepath.Abs(filepath.Join(".cache", "downloads", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := verifyFile(path, size, sum); err == nil {
-		return path
-	}
-	begin := time.Now()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("downloading %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("downloading %s: %s", url, resp.Status)
-	}
-	part, err := os.CreateTemp(filepath.Dir(path), name+".part*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(part.Name())
-	if _, err := io.Copy(part, resp.Body); err != nil {
-		part.Close()
-		t.Fatalf("downloading %s: %v", url, err)
-	}
-	if err := part.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := verifyFile(part.Name(), size, sum); err != nil {
-		t.Fatalf("%s: %v", url, err)
-	}
-	if err := os.Chmod(part.Name(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(part.Name(), path); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("downloaded %s (%d MiB) in %s", name, size>>20, time.Since(begin).Round(100*time.Millisecond))
-	return path
-}
-
-func verifyFile(path string, size int64, sum string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); n != size || got != sum {
-		return fmt.Errorf("%d bytes with sha256 %s, expected %d bytes with sha256 %s", n, got, size, sum)
-	}
-	return nil
-}
 
 var podNetwork = regexp.MustCompile(`on the pod network (\S+)\.`)
 
@@ -172,9 +93,9 @@ func TestStagedJarRunsFromGCS(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no Spark 4.0.1 image layer (make spark-images): %v", err)
 	}
-	connector := download(t, gcsConnectorFile, gcsConnectorURL, gcsConnectorSize, gcsConnectorSHA256)
+	connector := fixture(t, "GCS_CONNECTOR_JAR")
 	s := startSandbox(t, "--images", imagesDir())
-	if !strings.Contains(s.output.String(), "Mode: EXECUTED") {
+	if !strings.Contains(s.output.String(), "pods as local processes") {
 		t.Fatalf("the sandbox does not execute pods:\n%s", s.output)
 	}
 	host := gcsServer(t, nodeAddress(t, s), "spark-deps")
@@ -187,7 +108,7 @@ func TestStagedJarRunsFromGCS(t *testing.T) {
 	if err := os.WriteFile(local, jar, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	app := writeFile(t, filepath.Join(dir, "staged-pi.yaml"), fmt.Sprintf(stagedPi, local, host, connector, gcsConnectorFile))
+	app := writeFile(t, filepath.Join(dir, "staged-pi.yaml"), fmt.Sprintf(stagedPi, local, host, connector, filepath.Base(connector)))
 
 	create := s.command("spark", "create", "-f", app, "--upload-to", "gs://spark-deps/ci", "--follow")
 	create.Env = append(create.Env, "STORAGE_EMULATOR_HOST="+host)

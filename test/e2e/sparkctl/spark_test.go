@@ -34,7 +34,7 @@ func TestRealSpark(t *testing.T) {
 		t.Fatalf("no Spark images (make spark-images): %v", err)
 	}
 	s := startSandbox(t, "--images", imagesDir())
-	if !strings.Contains(s.output.String(), "Mode: EXECUTED") {
+	if !strings.Contains(s.output.String(), "pods as local processes") {
 		t.Fatalf("the sandbox does not execute pods:\n%s", s.output)
 	}
 	begin := time.Now()

@@ -20,37 +20,21 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// The object stores the staging tests upload to, built from their Go modules at pinned versions
-// (go install verifies them against go.sum's checksum database) and kept under .cache/tools, as
-// the machines that run the tests reach the Go module proxy but not the stores' download sites.
-// MinIO is the S3-compatible server most S3 users run outside AWS (its last release before the
-// project froze); fake-gcs-server is the GCS emulator cloud.google.com/go/storage's own docs
-// point to, speaking the JSON API and the upload protocols the SDK uses.
-const (
-	minioModule = "github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
-	fakeGCS     = "github.com/fsouza/fake-gcs-server@v1.56.1"
-)
-
-// tool builds module into .cache/tools/<module version>/ once and returns the binary.
-func tool(t *testing.T, module string) string {
+// fixture returns the file the environment variable name points to: what `make test-fixtures`
+// (hack/test-fixtures/build.sh, pinned) builds or fetches and `make e2e` exports. MinIO is the
+// S3-compatible server most S3 users run outside AWS; fake-gcs-server is the GCS emulator
+// cloud.google.com/go/storage's own docs point to, speaking the JSON API and the upload
+// protocols the SDK uses.
+func fixture(t *testing.T, name string) string {
 	t.Helper()
-	path, _, _ := strings.Cut(module, "@")
-	dir, err := filepath.Abs(filepath.Join(".cache", "tools", filepath.Base(module)))
-	if err != nil {
-		t.Fatal(err)
+	path := os.Getenv(name)
+	if path == "" {
+		t.Fatalf("%s is not set: make test-fixtures prepares it, make e2e exports it", name)
 	}
-	binary := filepath.Join(dir, filepath.Base(path))
-	if _, err := os.Stat(binary); err == nil {
-		return binary
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%s: %v (make test-fixtures)", name, err)
 	}
-	begin := time.Now()
-	cmd := exec.Command("go", "install", "-trimpath", "-ldflags", "-s -w", module)
-	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-buildvcs=false", "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go install %s: %v\n%s", module, err, out)
-	}
-	t.Logf("built %s in %s", module, time.Since(begin).Round(time.Second))
-	return binary
+	return path
 }
 
 func freePort(t *testing.T) int {
@@ -100,7 +84,7 @@ func startServer(t *testing.T, name, url string, env []string, binary string, ar
 // minio starts a MinIO server with one bucket and returns its endpoint and a client.
 func minio(t *testing.T, bucket string) (string, *awss3.Client) {
 	t.Helper()
-	binary := tool(t, minioModule)
+	binary := fixture(t, "MINIO_BIN")
 	port, console := freePort(t), freePort(t)
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
 	startServer(t, "minio", endpoint+"/minio/health/ready",
@@ -134,7 +118,7 @@ func s3Object(t *testing.T, client *awss3.Client, bucket, key string) string {
 // address it also names in the links and upload sessions it hands out.
 func gcsServer(t *testing.T, ip, bucket string) string {
 	t.Helper()
-	binary := tool(t, fakeGCS)
+	binary := fixture(t, "FAKE_GCS_SERVER_BIN")
 	data := t.TempDir()
 	if err := os.Mkdir(filepath.Join(data, bucket), 0o755); err != nil {
 		t.Fatal(err)
