@@ -337,15 +337,18 @@ func (d *decider) buildOptions() driver.Options {
 	return opts
 }
 
+// driverInfo is what the status says of a new attempt's driver. The UI Service's address is left
+// to refreshUIAddress even when the Service is observed already: a sync that reads the parent
+// from before the submission's status write (Metacontroller's cache lags behind the child
+// events the submission causes) submits the same attempt again and now sees the Service with
+// its cluster IP; reporting it then would make that sync's status differ from the submission's,
+// and cost a write of its own.
 func (d *decider) driverInfo(objs *driver.Objects) v1beta2.DriverInfo {
 	info := v1beta2.DriverInfo{PodName: objs.DriverPod.Name}
 	if svc := objs.UIService; svc != nil {
 		info.WebUIServiceName = svc.Name
 		if len(svc.Spec.Ports) > 0 {
 			info.WebUIPort = svc.Spec.Ports[0].Port
-		}
-		if ip := d.in.serviceClusterIP(svc.Name); ip != "" && ip != "None" && info.WebUIPort != 0 {
-			info.WebUIAddress = fmt.Sprintf("%s:%d", ip, info.WebUIPort)
 		}
 	}
 	if ing := objs.UIIngress; ing != nil {

@@ -7,9 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -25,7 +23,7 @@ import (
 // second pass has nothing to do.
 func TestGCDeletesExpiredApplications(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, shared.hooks.URL, appController)
+	w := newWorld(t, hooksURL, appController)
 	out, err := w.apply(scenarioApp("short-lived", "10", "  timeToLiveSeconds: 5\n") + "---\n" + scenarioApp("kept", "10", ""))
 	require.NoError(t, err, out)
 	for _, name := range []string{"short-lived", "kept"} {
@@ -66,7 +64,7 @@ func runGC(t *testing.T, namespace string) gcSummary {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, sparkhooksBinary(), "gc", "--kubeconfig", shared.env.API.Kubeconfig, "--namespaces", namespace)
+	cmd := exec.CommandContext(ctx, shared.binary, "gc", "--kubeconfig", shared.stack.Kubeconfig, "--namespaces", namespace)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "sparkhooks gc:\n%s", out)
 	scanner := bufio.NewScanner(bytes.NewReader(out))
@@ -81,12 +79,4 @@ func runGC(t *testing.T, namespace string) gcSummary {
 	}
 	t.Fatalf("sparkhooks gc logged no summary:\n%s", out)
 	return gcSummary{}
-}
-
-// sparkhooksBinary is the binary TestMain built or was given.
-func sparkhooksBinary() string {
-	if binary := os.Getenv("SPARKHOOKS_E2E_BINARY"); binary != "" {
-		return binary
-	}
-	return filepath.Join(shared.logDir, "sparkhooks")
 }

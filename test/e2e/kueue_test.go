@@ -56,12 +56,12 @@ var installKueueCRDs = sync.OnceValue(func() error {
 		"multikueueclusters", "multikueueconfigs", "provisioningrequestconfigs", "topologies", "workloadpriorityclasses"} {
 		// Server-side: the Workload CRD (1.4 MB) is too big for kubectl's last-applied annotation.
 		file := filepath.Join(bases, "kueue.x-k8s.io_"+kind+".yaml")
-		if out, err := localcluster.Kubectl(ctx, shared.env.API.Kubeconfig, "apply", "--server-side", "-f", file); err != nil {
+		if out, err := localcluster.Kubectl(ctx, shared.stack.Kubeconfig, "apply", "--server-side", "-f", file); err != nil {
 			return fmt.Errorf("installing %s: %w: %s", file, err, out)
 		}
 		crd := kind + ".kueue.x-k8s.io"
 		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			out, err := localcluster.Kubectl(ctx, shared.env.API.Kubeconfig, "get", "crd/"+crd,
+			out, err := localcluster.Kubectl(ctx, shared.stack.Kubeconfig, "get", "crd/"+crd,
 				"-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
 			return err == nil && strings.TrimSpace(out) == "True", nil
 		}); err != nil {
@@ -246,7 +246,7 @@ func queuedCondition(app *unstructured.Unstructured) (status, message string) {
 // the second's driver and queues it again, and it runs when admitted again.
 func TestKueueQueuesApplications(t *testing.T) {
 	require.NoError(t, installKueueCRDs())
-	w := newWorld(t, shared.hooks.URL, queuedRegistration(t, appController))
+	w := newWorld(t, hooksURL, queuedRegistration(t, appController))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
@@ -371,12 +371,12 @@ integrations:
   frameworks: ["batch/job"]
 `, freePort(t), certs)), 0o644))
 	ctx, cancel := context.WithCancel(context.Background())
-	logPath := filepath.Join(shared.logDir, "kueue-"+filepath.Base(dir)+".log")
+	logPath := filepath.Join(shared.dir, "kueue-"+filepath.Base(dir)+".log")
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
 	script := `mount -t tmpfs tmpfs /etc && mkdir -p /etc/kueue/metrics/certs && cp "$1"/tls.crt "$1"/tls.key /etc/kueue/metrics/certs/ && shift && exec "$@"`
 	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "sh", "-c", script, "kueue", certs,
-		bin, "--config", config, "--kubeconfig", shared.env.API.Kubeconfig, "--feature-gates=VisibilityOnDemand=false")
+		bin, "--config", config, "--kubeconfig", shared.stack.Kubeconfig, "--feature-gates=VisibilityOnDemand=false")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
@@ -415,7 +415,7 @@ func freePort(t *testing.T) int {
 func TestKueueRealControllerAdmitsOneOfTwo(t *testing.T) {
 	require.NoError(t, installKueueCRDs())
 	startKueue(t)
-	w := newWorld(t, shared.hooks.URL, queuedRegistration(t, appController))
+	w := newWorld(t, hooksURL, queuedRegistration(t, appController))
 	ctx := context.Background()
 
 	flavor := "real-" + w.ns
@@ -454,7 +454,7 @@ spec:
 		require.NoError(t, err, out)
 	}
 	t.Cleanup(func() {
-		_, _ = localcluster.Kubectl(context.Background(), shared.env.API.Kubeconfig, "delete", "clusterqueue/"+flavor, "resourceflavor/"+flavor, "--wait=false")
+		_, _ = localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, "delete", "clusterqueue/"+flavor, "resourceflavor/"+flavor, "--wait=false")
 	})
 
 	labelled := "  labels:\n    kueue.x-k8s.io/queue-name: team-a\n"

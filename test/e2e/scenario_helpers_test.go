@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sparkhooks/sparkhooks/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/test/e2e/harness"
 )
 
 // Helpers of the scenario tests (scenarios_test.go), which drive the real hook server.
@@ -98,7 +99,7 @@ func (w *world) appSummary(name string) string {
 }
 
 // waitDriver waits until the driver Pod of attempt a exists for that submission, is not being
-// deleted and is bound to the fake node, and returns it.
+// deleted and the scheduler has bound it to the fake node, and returns it.
 func (w *world) waitDriver(appName string, a attempt) (*corev1.Pod, error) {
 	var last *corev1.Pod
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
@@ -107,7 +108,7 @@ func (w *world) waitDriver(appName string, a attempt) (*corev1.Pod, error) {
 			pod = nil
 		}
 		last = pod
-		return pod != nil && pod.Labels[labelSubmissionID] == a.submissionID && pod.DeletionTimestamp == nil && pod.Spec.NodeName != "", nil
+		return pod != nil && pod.Labels[labelSubmissionID] == a.submissionID && pod.DeletionTimestamp == nil && pod.Spec.NodeName == harness.NodeName, nil
 	})
 	if err == nil {
 		return last, nil
@@ -117,8 +118,8 @@ func (w *world) waitDriver(appName string, a attempt) (*corev1.Pod, error) {
 		seen = fmt.Sprintf("submission %q, phase %s, node %q, deleting %v", last.Labels[labelSubmissionID], last.Status.Phase,
 			last.Spec.NodeName, last.DeletionTimestamp != nil)
 	}
-	return nil, fmt.Errorf("driver Pod %s/%s: want it created for submission %s and bound within %s; saw %s\n  %s",
-		w.ns, a.driverPod, a.submissionID, waitTimeout, seen, w.appSummary(appName))
+	return nil, fmt.Errorf("driver Pod %s/%s: want it created for submission %s and bound to node %s within %s; saw %s%s\n  %s",
+		w.ns, a.driverPod, a.submissionID, harness.NodeName, waitTimeout, seen, w.events(a.driverPod), w.appSummary(appName))
 }
 
 // runAttempt takes the application's next attempt to RUNNING: it waits for the submission that

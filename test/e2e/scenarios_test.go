@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -26,8 +27,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Scenario tests: the real sparkhooks server (shared.hooks), called by the contract controller
-// as Metacontroller would call it, with the fake kubelet playing the driver Pod's life and the
+// Scenario tests: the chart's hook server (hooksURL), called by the contract controller as
+// Metacontroller would call it, with the fake kubelet playing the driver Pod's life and the
 // driver's executors, and kubectl as the user.
 
 // example is a SparkApplication from examples/.
@@ -38,6 +39,8 @@ type example struct {
 	restartPolicy string
 	// retainPolicy is spec.resourceRetainPolicy ("" when unset).
 	retainPolicy string
+	// claims are the PersistentVolumeClaims spec.volumes name.
+	claims []string
 }
 
 // exampleApplications reads every SparkApplication in examples/*.yaml; other kinds are skipped.
@@ -59,6 +62,12 @@ func exampleApplications(t *testing.T) []example {
 			ex := example{file: file, name: u.GetName()}
 			ex.restartPolicy, _, _ = unstructured.NestedString(obj, "spec", "restartPolicy", "type")
 			ex.retainPolicy, _, _ = unstructured.NestedString(obj, "spec", "resourceRetainPolicy")
+			volumes, _, _ := unstructured.NestedSlice(obj, "spec", "volumes")
+			for _, v := range volumes {
+				if claim, _, _ := unstructured.NestedString(v.(map[string]any), "persistentVolumeClaim", "claimName"); claim != "" {
+					ex.claims = append(ex.claims, claim)
+				}
+			}
 			out = append(out, ex)
 		}
 	}
@@ -74,7 +83,8 @@ func TestExamplesRunToCompletion(t *testing.T) {
 	for _, ex := range exampleApplications(t) {
 		t.Run(filepath.Base(ex.file), func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, shared.hooks.URL, appController)
+			w := newWorld(t, hooksURL, appController)
+			w.provideClaims(t, ex.claims)
 			w.watchStates(t, ex.name)
 			out, err := w.kubectl("apply", "-f", ex.file)
 			require.NoError(t, err, out)
@@ -118,6 +128,46 @@ func TestExamplesRunToCompletion(t *testing.T) {
 	}
 }
 
+// provideClaims creates the PersistentVolumeClaims an example's volumes name, as its header asks
+// the user to, each bound to a PersistentVolume of its own: the scheduler places no Pod whose
+// claim is missing or unbound. (The ConfigMaps and Secrets such an example also names matter only
+// to a kubelet that mounts them, which the fake one does not.)
+func (w *world) provideClaims(t *testing.T, claims []string) {
+	t.Helper()
+	ctx := context.Background()
+	size := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
+	noClass := ""
+	for _, claim := range claims {
+		volume := w.ns + "-" + claim
+		_, err := w.core.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: volume},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      size,
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv/" + volume}},
+				ClaimRef:                      &corev1.ObjectReference{Namespace: w.ns, Name: claim},
+			},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err, "PersistentVolume %s", volume)
+		_, err = w.core.CoreV1().PersistentVolumeClaims(w.ns).Create(ctx, &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: claim},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:        corev1.VolumeResourceRequirements{Requests: size},
+				StorageClassName: &noClass,
+				VolumeName:       volume,
+			},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err, "PersistentVolumeClaim %s", claim)
+		// The persistent-volume controller completes the binding.
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+			pvc, err := w.core.CoreV1().PersistentVolumeClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+			return err == nil && pvc.Status.Phase == corev1.ClaimBound, nil
+		}), "PersistentVolumeClaim %s bound", claim)
+	}
+}
+
 // scenarioApp is a small SparkApplication for the scenarios; extra is appended to its spec
 // (indented by two spaces).
 func scenarioApp(name, argument, extra string) string {
@@ -152,7 +202,7 @@ func TestOnFailureRestart(t *testing.T) {
 	t.Parallel()
 	t.Run("a retry completes", func(t *testing.T) {
 		t.Parallel()
-		w := newWorld(t, shared.hooks.URL, appController)
+		w := newWorld(t, hooksURL, appController)
 		states := w.watchStates(t, "retried")
 		out, err := w.apply(scenarioApp("retried", "100", `  restartPolicy:
     type: OnFailure
@@ -186,7 +236,7 @@ func TestOnFailureRestart(t *testing.T) {
 
 	t.Run("retries run out", func(t *testing.T) {
 		t.Parallel()
-		w := newWorld(t, shared.hooks.URL, appController)
+		w := newWorld(t, hooksURL, appController)
 		w.watchStates(t, "exhausted")
 		out, err := w.apply(scenarioApp("exhausted", "100", `  restartPolicy:
     type: OnFailure
@@ -221,7 +271,7 @@ func TestOnFailureRestart(t *testing.T) {
 // deleted and the new spec is submitted, with the attempt counts starting over.
 func TestSpecChangeResubmits(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, shared.hooks.URL, appController)
+	w := newWorld(t, hooksURL, appController)
 	w.watchStates(t, "edited")
 	out, err := w.apply(scenarioApp("edited", "100", ""))
 	require.NoError(t, err, out)
@@ -267,7 +317,7 @@ func (w *world) attemptConfigMap(t *testing.T, a attempt) string {
 // and the executors go with their driver.
 func TestDeleteWhileRunning(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, shared.hooks.URL, appController)
+	w := newWorld(t, hooksURL, appController)
 	out, err := w.apply(scenarioApp("deleted", "100", ""))
 	require.NoError(t, err, out)
 	a, pod := w.runAttempt(t, "deleted", "")
@@ -302,7 +352,7 @@ func TestDeleteWhileRunning(t *testing.T) {
 // condition follows them.
 func TestExecutorsAreTracked(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, shared.hooks.URL, appController)
+	w := newWorld(t, hooksURL, appController)
 	out, err := w.apply(scenarioApp("executors", "100", ""))
 	require.NoError(t, err, out)
 	_, pod := w.runAttempt(t, "executors", "")
@@ -383,7 +433,7 @@ spec:
 // schedule's hook is checked on its own; TestScheduledRunsRun has the two together.
 func TestScheduledApplicationCreatesRuns(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, shared.hooks.URL, scheduledController)
+	w := newWorld(t, hooksURL, scheduledController)
 	created := time.Now().Truncate(time.Second)
 	out, err := w.apply(scheduledApp("nightly"))
 	require.NoError(t, err, out)
@@ -440,7 +490,7 @@ func TestScheduledApplicationCreatesRuns(t *testing.T) {
 // SparkApplication hooks submit and track them, and the schedule sees them finish.
 func TestScheduledRunsRun(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, shared.hooks.URL, scheduledController, appController)
+	w := newWorld(t, hooksURL, scheduledController, appController)
 	out, err := w.apply(scheduledApp("hourly"))
 	require.NoError(t, err, out)
 	run, err := w.waitRun("hourly", nil)

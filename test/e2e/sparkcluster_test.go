@@ -9,9 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sparkhooks/sparkhooks/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/test/e2e/harness"
 )
 
 const clusterController = "sparkcluster-controller.yaml"
@@ -36,7 +40,7 @@ var (
 // releases every child.
 func TestSparkClusterRuns(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, shared.hooks.URL, clusterController)
+	w := newWorld(t, hooksURL, clusterController)
 	ctx := context.Background()
 	out, err := w.kubectl("apply", "-f", filepath.Join(repoRoot, "examples", "spark-cluster.yaml"))
 	require.NoError(t, err, out)
@@ -58,14 +62,14 @@ func TestSparkClusterRuns(t *testing.T) {
 	_, err = w.core.NetworkingV1().NetworkPolicies(w.ns).Get(ctx, name+"-worker", metav1.GetOptions{})
 	require.NoError(t, err, "the workers' NetworkPolicy")
 
-	// Ready step by step, as the StatefulSet controller would report it.
-	w.setReadyReplicas(t, name+"-master", 1)
-	w.setReadyReplicas(t, name+"-worker", 2)
+	// Ready step by step: the kubelet starts the Pods, the StatefulSet controller counts them.
+	w.readyStatefulSet(t, name+"-master", 1)
+	w.readyStatefulSet(t, name+"-worker", 2)
 	c := w.waitCluster(t, name, func(c *unstructured.Unstructured) bool {
 		return strings.Contains(nestedString(c, "status", "currentState", "message"), "(2 ready)")
 	})
 	assert.Equal(t, "Submitted", state(c), "2 of minWorkers 3 ready is not healthy")
-	w.setReadyReplicas(t, name+"-worker", 3)
+	w.readyStatefulSet(t, name+"-worker", 3)
 	w.waitCluster(t, name, func(c *unstructured.Unstructured) bool { return state(c) == "RunningHealthy" })
 
 	// An edit reaches the StatefulSets.
@@ -77,10 +81,20 @@ func TestSparkClusterRuns(t *testing.T) {
 	require.NotEmpty(t, containers)
 	assert.Contains(t, nestedString(&unstructured.Unstructured{Object: map[string]any{"c": containers[0]}}, "c", "env"), "spark.worker.cleanup.enabled=true")
 	w.waitCluster(t, name, func(c *unstructured.Unstructured) bool { return state(c) == "Submitted" })
-	w.setReadyReplicas(t, name+"-worker", 4)
+	// The new conf rolls the master and the workers, one Pod at a time, each replaced by one that
+	// is not ready at once: the cluster may go below minWorkers, and back to Submitted, at each
+	// step.
+	w.readyStatefulSet(t, name+"-master", 1)
+	w.readyStatefulSet(t, name+"-worker", 4)
 	c = w.waitCluster(t, name, func(c *unstructured.Unstructured) bool { return state(c) == "RunningHealthy" })
-	history, _, _ := unstructured.NestedMap(c.Object, "status", "stateTransitionHistory")
-	assert.Len(t, history, 4, "Submitted, RunningHealthy, Submitted, RunningHealthy: one entry per change")
+	history := stateHistory(c)
+	require.GreaterOrEqual(t, len(history), 4, "history %v", history)
+	assert.Equal(t, []string{"Submitted", "RunningHealthy", "Submitted"}, history[:3], "the first run, then the edit")
+	assert.Equal(t, "RunningHealthy", history[len(history)-1])
+	for i := 1; i < len(history); i++ {
+		assert.NotEqual(t, history[i-1], history[i], "one entry per change: %v", history)
+		assert.Contains(t, []string{"Submitted", "RunningHealthy"}, history[i], "history %v", history)
+	}
 
 	out, err = w.kubectl("delete", "sparkcluster", name, "--wait=true", "--timeout="+waitTimeout.String())
 	require.NoError(t, err, out)
@@ -119,20 +133,45 @@ func (w *world) waitObject(t *testing.T, gvr schema.GroupVersionResource, name s
 	return last
 }
 
-// setReadyReplicas reports a StatefulSet's Pods ready, as its controller would.
-func (w *world) setReadyReplicas(t *testing.T, name string, ready int64) {
+// readyStatefulSet plays the kubelet of the StatefulSet's Pods whose ordinals are below ready: it
+// starts each one the StatefulSet controller creates (again, when a rolling update replaces it),
+// until the controller reports that many ready Pods, all of the StatefulSet's update revision.
+func (w *world) readyStatefulSet(t *testing.T, name string, ready int32) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50e6, waitTimeout, true, func(ctx context.Context) (bool, error) {
-		sts, err := w.dyn.Resource(statefulSets).Namespace(w.ns).Get(ctx, name, metav1.GetOptions{})
+	last := "no StatefulSet"
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		sts, err := w.core.AppsV1().StatefulSets(w.ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
+			last = err.Error()
 			return false, nil
 		}
-		_ = unstructured.SetNestedField(sts.Object, ready, "status", "replicas")
-		_ = unstructured.SetNestedField(sts.Object, ready, "status", "readyReplicas")
-		_, err = w.dyn.Resource(statefulSets).Namespace(w.ns).UpdateStatus(ctx, sts, metav1.UpdateOptions{})
-		return err == nil, nil
+		pods, err := w.core.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(sts.Spec.Selector)})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		var updated int32
+		for _, pod := range pods.Items {
+			ordinal, ok := strings.CutPrefix(pod.Name, name+"-")
+			n, err := strconv.Atoi(ordinal)
+			if !ok || err != nil || int32(n) >= ready || pod.DeletionTimestamp != nil || pod.Spec.NodeName != harness.NodeName {
+				continue
+			}
+			if pod.Status.Phase == corev1.PodPending {
+				if err := w.kubelet.Start(ctx, pod.Name); err != nil {
+					last = err.Error()
+					return false, nil
+				}
+			}
+			if pod.Labels[appsv1.ControllerRevisionHashLabelKey] == sts.Status.UpdateRevision {
+				updated++
+			}
+		}
+		last = fmt.Sprintf("readyReplicas %d, %d of the first %d Pods at the update revision, observed generation %d of %d",
+			sts.Status.ReadyReplicas, updated, ready, sts.Status.ObservedGeneration, sts.Generation)
+		return sts.Status.ObservedGeneration == sts.Generation && sts.Status.ReadyReplicas == ready && updated == ready, nil
 	})
-	require.NoError(t, err, "StatefulSet %s: readyReplicas %d", name, ready)
+	require.NoError(t, err, "StatefulSet %s/%s: want %d ready Pods; saw %s", w.ns, name, ready, last)
 }
 
 // An autoscaled SparkCluster (Apache's cluster-with-hpa shape) starts its workers at
@@ -141,7 +180,7 @@ func (w *world) setReadyReplicas(t *testing.T, name string, ready int64) {
 // sync); an edit of initWorkers is applied.
 func TestSparkClusterAutoscaledKeepsTheAutoscalersCount(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, shared.hooks.URL, clusterController)
+	w := newWorld(t, hooksURL, clusterController)
 	ctx := context.Background()
 	const name = "elastic"
 	out, err := w.apply(`apiVersion: spark.apache.org/v1
@@ -170,15 +209,13 @@ spec:
 		return err == nil, nil
 	}), "the autoscaler")
 
-	// The autoscaler scales the pool. It writes spec.replicas through the scale subresource,
-	// which the local API server does not serve; a patch of the StatefulSet is the same change.
-	_, err = w.dyn.Resource(statefulSets).Namespace(w.ns).Patch(ctx, worker, types.MergePatchType,
-		[]byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{})
-	require.NoError(t, err)
+	// The autoscaler scales the pool through the scale subresource, as kubectl scale does.
+	out, err = w.kubectl("scale", "statefulset", worker, "--replicas=5")
+	require.NoError(t, err, out)
 	stats := func() localcluster.ParentStats { return w.controllers["sparkhooks-sparkcluster"].Stats(w.ns, name) }
 	before := stats().Syncs
-	w.setReadyReplicas(t, name+"-master", 1)
-	w.setReadyReplicas(t, worker, 5)
+	w.readyStatefulSet(t, name+"-master", 1)
+	w.readyStatefulSet(t, worker, 5)
 	w.waitCluster(t, name, func(c *unstructured.Unstructured) bool {
 		return nestedString(c, "status", "currentState", "currentStateSummary") == "RunningHealthy"
 	})
@@ -204,7 +241,7 @@ spec:
 // budget go while the Services and the NetworkPolicy stay; resumed again it is rebuilt.
 func TestSparkClusterSuspendAndResume(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, shared.hooks.URL, clusterController)
+	w := newWorld(t, hooksURL, clusterController)
 	ctx := context.Background()
 	const name = "pausable"
 	out, err := w.apply(`apiVersion: spark.apache.org/v1
@@ -253,8 +290,8 @@ spec:
 		require.NoError(t, err)
 		w.waitCluster(t, name, state("Submitted"))
 		w.waitStatefulSet(t, name+"-worker", func(s *unstructured.Unstructured) bool { return nestedString(s, "spec", "replicas") == "2" })
-		w.setReadyReplicas(t, name+"-master", 1)
-		w.setReadyReplicas(t, name+"-worker", 2)
+		w.readyStatefulSet(t, name+"-master", 1)
+		w.readyStatefulSet(t, name+"-worker", 2)
 		w.waitCluster(t, name, state("RunningHealthy"))
 		assert.True(t, exists(horizontalPodAutoscalers, name+"-worker-hpa"))
 		assert.True(t, exists(budgets, name+"-worker-pdb"))
@@ -268,11 +305,16 @@ spec:
 	suspended(t, true)
 	resume(t)
 	c := w.waitCluster(t, name, state("RunningHealthy"))
+	assert.Equal(t, []string{"Suspended", "Submitted", "RunningHealthy", "Suspended", "Submitted", "RunningHealthy"}, stateHistory(c))
+}
+
+// stateHistory is the states of a SparkCluster's stateTransitionHistory, oldest first.
+func stateHistory(c *unstructured.Unstructured) []string {
 	var history []string
 	entries, _, _ := unstructured.NestedMap(c.Object, "status", "stateTransitionHistory")
 	for i := range len(entries) {
 		e, _ := entries[strconv.Itoa(i)].(map[string]any)
 		history = append(history, fmt.Sprint(e["currentStateSummary"]))
 	}
-	assert.Equal(t, []string{"Suspended", "Submitted", "RunningHealthy", "Suspended", "Submitted", "RunningHealthy"}, history)
+	return history
 }

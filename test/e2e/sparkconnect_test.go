@@ -28,7 +28,7 @@ var sparkConnects = schema.GroupVersionResource{Group: "sparkoperator.k8s.io", V
 // the SparkConnect removes its children.
 func TestSparkConnectServes(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, shared.hooks.URL, connectController)
+	w := newWorld(t, hooksURL, connectController)
 	ctx := context.Background()
 	out, err := w.kubectl("apply", "-f", filepath.Join(repoRoot, "examples", "spark-connect.yaml"))
 	require.NoError(t, err, out)

@@ -17,11 +17,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sparkhooks/sparkhooks/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/internal/stack"
 	"github.com/sparkhooks/sparkhooks/test/e2e/harness"
 )
 
@@ -34,6 +36,9 @@ const (
 // waitTimeout bounds every wait for a state; the hooks answer in microseconds and the contract
 // controller retries within 2s, so anything slower is a failure, not a slow machine.
 const waitTimeout = 45 * time.Second
+
+// hooksURL is the chart's hook server: its Service, which shared.hookClient reaches.
+const hooksURL = stack.HookBaseURL
 
 // world is one test's slice of the cluster: its own namespace, a fake kubelet for it, and the
 // contract controllers limited to it, all stopped when the test ends.
@@ -59,16 +64,16 @@ func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 		running.Wait()
 	})
 
-	cfg := shared.env.API.ClientConfig()
-	ns, err := shared.env.CreateNamespace(ctx, "e2e")
-	require.NoError(t, err)
-	w := &world{t: t, ns: ns, controllers: map[string]*localcluster.ContractController{}, stateLogs: map[string]*stateLog{}}
+	cfg := shared.stack.Admin
+	w := &world{t: t, controllers: map[string]*localcluster.ContractController{}, stateLogs: map[string]*stateLog{}}
+	var err error
 	w.dyn, err = dynamic.NewForConfig(cfg)
 	require.NoError(t, err)
 	w.core, err = kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
+	w.ns = createTeamNamespace(t, w.core, "e2e")
 
-	w.kubelet, err = harness.NewKubelet(cfg, ns)
+	w.kubelet, err = harness.NewKubelet(cfg, w.ns)
 	require.NoError(t, err)
 	running.Add(1)
 	go func() {
@@ -83,7 +88,7 @@ func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 		}
 		cc, err := localcluster.LoadCompositeController(path, hookURL)
 		require.NoError(t, err)
-		ctl, err := localcluster.NewContractController(cfg, cc, localcluster.ControllerOptions{Namespace: ns, Logf: t.Logf})
+		ctl, err := localcluster.NewContractController(cfg, cc, localcluster.ControllerOptions{Namespace: w.ns, Logf: t.Logf, HTTPClient: shared.hookClient})
 		require.NoError(t, err, "the contract controller refuses the registration %s", file)
 		w.controllers[cc.Metadata.Name] = ctl
 		running.Add(1)
@@ -97,9 +102,46 @@ func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 	return w
 }
 
+// sparkServiceAccount is the account the examples' drivers name (spec.driver.serviceAccount) and
+// the chart's hook server gives the drivers that name none (--default-service-account).
+const sparkServiceAccount = "spark"
+
+// createNamespace creates a namespace with a random suffix and returns its name.
+func createNamespace(t *testing.T, client kubernetes.Interface, prefix string) string {
+	t.Helper()
+	name := prefix + "-" + rand.String(5)
+	_, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	require.NoError(t, err, "creating namespace %s", name)
+	return name
+}
+
+// createTeamNamespace creates a namespace for workloads as an administrator onboards a team
+// outside the chart's spark.jobNamespaces: it gets the spark ServiceAccount the chart would have
+// given it (the ServiceAccount admission plugin refuses a Pod that names an account that does not
+// exist), and is not under the chart's validating webhook, so that whatever the CRD schema admits
+// reaches the hooks. It returns once the service-account controller has made the namespace's
+// default account, which admission needs for Pods that name none.
+func createTeamNamespace(t *testing.T, client kubernetes.Interface, prefix string) string {
+	t.Helper()
+	ctx := context.Background()
+	name := createNamespace(t, client, prefix)
+	_, err := client.CoreV1().ServiceAccounts(name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sparkServiceAccount}}, metav1.CreateOptions{})
+	require.NoError(t, err, "creating the ServiceAccount %s/%s", name, sparkServiceAccount)
+	require.NoError(t, wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}), "the default ServiceAccount of namespace %s", name)
+	return name
+}
+
 // kubectl runs kubectl in the world's namespace.
 func (w *world) kubectl(args ...string) (string, error) {
-	return localcluster.Kubectl(context.Background(), shared.env.API.Kubeconfig, append([]string{"--namespace", w.ns}, args...)...)
+	return kubectl(append([]string{"--namespace", w.ns}, args...)...)
+}
+
+// kubectl runs kubectl as the cluster's administrator.
+func kubectl(args ...string) (string, error) {
+	return localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, args...)
 }
 
 // apply writes manifest to a file and applies it with kubectl.
@@ -195,7 +237,8 @@ func describeApp(app *unstructured.Unstructured) string {
 
 // events lists the events recorded on the object name in the world's namespace, for failure
 // messages. sparkhooks records none itself (its hooks do not call the API); the contract
-// controller records SyncError events as Metacontroller does.
+// controller records SyncError events as Metacontroller does, the scheduler why it cannot place
+// a Pod.
 func (w *world) events(name string) string {
 	list, err := w.core.CoreV1().Events(w.ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -21,13 +20,12 @@ import (
 	"k8s.io/client-go/util/retry"
 )
 
-// NodeName is the node the fake kubelet binds every pod to.
-const NodeName = "e2e-node"
-
-// Kubelet is a fake kubelet (and scheduler) for one namespace. It binds every new pod to
-// NodeName, finishes graceful deletions (terminated containers, then the final delete), and
-// otherwise leaves pods Pending until a test moves them with Start, Succeed, Fail, Evict or
-// OOMKill. AddExecutors plays the Spark driver creating its executors.
+// Kubelet is a fake kubelet of NodeName for one namespace. The real scheduler binds pods to the
+// node; the Kubelet finishes the graceful deletion of pods bound there (terminated containers,
+// then the final delete, as a kubelet does) and otherwise leaves them Pending until a test moves
+// them with Start, Succeed, Fail, Evict or OOMKill. AddExecutors plays the Spark driver creating
+// its executors. It also plays the schedulers a cluster may run besides kube-scheduler (YuniKorn,
+// Volcano, …): a pod that names one is bound to NodeName as that scheduler would bind it.
 type Kubelet struct {
 	client    kubernetes.Interface
 	namespace string
@@ -51,7 +49,7 @@ func NewKubelet(cfg *restclient.Config, namespace string) (*Kubelet, error) {
 	}, nil
 }
 
-// Run binds and terminates pods until ctx ends.
+// Run binds pods for other schedulers and terminates deleted pods until ctx ends.
 func (k *Kubelet) Run(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(k.client, 0, informers.WithNamespace(k.namespace))
 	informer := factory.Core().V1().Pods().Informer()
@@ -75,27 +73,21 @@ func (k *Kubelet) Run(ctx context.Context) error {
 
 func (k *Kubelet) observe(ctx context.Context, pod *corev1.Pod) {
 	switch {
-	case pod.DeletionTimestamp != nil:
+	case pod.Spec.NodeName == NodeName && pod.DeletionTimestamp != nil:
 		k.terminate(ctx, pod)
-	case pod.Spec.NodeName == "":
+	case pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil && pod.Spec.SchedulerName != corev1.DefaultSchedulerName:
 		k.bind(ctx, pod)
 	}
 }
 
-// bind plays the scheduler: the pod is placed on the fake node and marked scheduled.
+// bind plays a scheduler other than kube-scheduler: the pod is bound to the fake node through
+// the binding subresource, which also marks it scheduled. A pod bound meanwhile (or gone) makes
+// the binding fail, which is the answer.
 func (k *Kubelet) bind(ctx context.Context, pod *corev1.Pod) {
-	_ = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		fresh, err := k.client.CoreV1().Pods(k.namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil || fresh.UID != pod.UID || fresh.Spec.NodeName != "" || fresh.DeletionTimestamp != nil {
-			return ignoreNotFound(err)
-		}
-		fresh.Spec.NodeName = NodeName
-		_, err = k.client.CoreV1().Pods(k.namespace).Update(ctx, fresh, metav1.UpdateOptions{})
-		return ignoreNotFound(err)
-	})
-	_ = k.updateStatus(ctx, pod.Name, func(p *corev1.Pod) {
-		setCondition(p, corev1.PodScheduled, corev1.ConditionTrue)
-	})
+	_ = k.client.CoreV1().Pods(k.namespace).Bind(ctx, &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, UID: pod.UID},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: NodeName},
+	}, metav1.CreateOptions{})
 }
 
 // terminate finishes a graceful deletion like a kubelet: after TerminationDelay the containers
@@ -139,7 +131,8 @@ func (k *Kubelet) Start(ctx context.Context, name string) error {
 		if p.Status.PodIP == "" {
 			p.Status.PodIP = k.allocateIP()
 			p.Status.PodIPs = []corev1.PodIP{{IP: p.Status.PodIP}}
-			p.Status.HostIP = "192.0.2.1"
+			p.Status.HostIP = hostIP
+			p.Status.HostIPs = []corev1.HostIP{{IP: hostIP}}
 		}
 		yes := true
 		p.Status.ContainerStatuses = nil
@@ -248,14 +241,24 @@ func (k *Kubelet) AddExecutors(ctx context.Context, driverName string, n int) ([
 	return names, nil
 }
 
+// waitBound waits until the scheduler has bound the pod to the fake node.
 func (k *Kubelet) waitBound(ctx context.Context, name string) error {
-	return wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	var node string
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		pod, err := k.client.CoreV1().Pods(k.namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		return pod.Spec.NodeName != "", nil
+		node = pod.Spec.NodeName
+		return node != "", nil
 	})
+	if err != nil {
+		return fmt.Errorf("pod %s/%s not bound to a node: %w", k.namespace, name, err)
+	}
+	if node != NodeName {
+		return fmt.Errorf("pod %s/%s bound to node %s, not the fake node %s", k.namespace, name, node, NodeName)
+	}
+	return nil
 }
 
 func (k *Kubelet) allocateIP() string {
@@ -266,12 +269,16 @@ func (k *Kubelet) allocateIP() string {
 	return ip
 }
 
-// updateStatus changes a pod's status through the status subresource, retrying on conflicts.
+// updateStatus changes the status of a pod bound to the fake node through the status
+// subresource, retrying on conflicts. A kubelet reports only the pods of its node.
 func (k *Kubelet) updateStatus(ctx context.Context, name string, change func(*corev1.Pod)) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		pod, err := k.client.CoreV1().Pods(k.namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
+		}
+		if pod.Spec.NodeName != NodeName {
+			return fmt.Errorf("bound to node %q, not the fake node %s", pod.Spec.NodeName, NodeName)
 		}
 		change(pod)
 		_, err = k.client.CoreV1().Pods(k.namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
@@ -325,11 +332,4 @@ func setCondition(p *corev1.Pod, t corev1.PodConditionType, status corev1.Condit
 		}
 	}
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: status, LastTransitionTime: now})
-}
-
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
