@@ -69,15 +69,15 @@ memload:
 ## on the process kubelet (root; see docs/process-kubelet.md and docs/local.md). `make e2e
 ## E2EFLAGS=-race` (what CI runs) runs the tests and the server binary under the race detector.
 ## One package at a time: the Spark JVMs need both cores.
-e2e: spark-images kueue
+e2e: spark-images
 	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
-	KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" \
+	SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" \
 		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m ./internal/localcluster/... ./internal/stack/... ./test/e2e/...
 
 ## kueue: the Kueue controller (sigs.k8s.io/kueue/cmd/kueue, pinned) the Kueue e2e test runs,
-## built in its own module into .cache/kueue; see hack/kueue/build.sh
+## built in its own module once per user into ~/.cache/sparkhooks/kueue; prints its path
 kueue:
-	hack/kueue/build.sh
+	@hack/kueue/build.sh
 
 ## kube: kube-apiserver, kube-controller-manager and kube-scheduler (k8s.io/kubernetes, pinned in
 ## hack/kube/go.mod), built once per user into ~/.cache/sparkhooks/kube/<version>; prints the directory

@@ -315,14 +315,15 @@ func TestKueueQueuesApplications(t *testing.T) {
 }
 
 // kueueBinaryEnv names the Kueue controller binary the real-Kueue test runs; make kueue builds
-// it (sigs.k8s.io/kueue/cmd/kueue at kueueVersion, in its own module) into .cache/kueue.
+// it (sigs.k8s.io/kueue/cmd/kueue at kueueVersion, in its own module) once per user and prints
+// its path, which make e2e exports here.
 const kueueBinaryEnv = "SPARKHOOKS_KUEUE_BINARY"
 
 func kueueBinary(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv(kueueBinaryEnv)
 	if bin == "" {
-		bin = filepath.Join(repoRoot, ".cache", "kueue", kueueVersion, "kueue")
+		t.Fatalf("%s is not set: make kueue builds the Kueue controller and prints its path, make e2e exports it", kueueBinaryEnv)
 	}
 	abs, err := filepath.Abs(bin)
 	require.NoError(t, err)
