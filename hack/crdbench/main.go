@@ -32,7 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sparkhooks/sparkhooks/test/e2e/harness"
+	harness "github.com/sparkhooks/sparkhooks/internal/localcluster"
 )
 
 func main() {

@@ -108,9 +108,6 @@ func NewWorkload(meta metav1.ObjectMeta, specHash, queue string, podSets []PodSe
 // AnnotationSpecHash marks the spec a Workload was built for.
 const AnnotationSpecHash = "sparkoperator.k8s.io/spec-hash"
 
-// SpecHash is the spec hash an observed Workload was built for.
-func (o *Observed) SpecHash() string { return o.specHash }
-
 // Reusable tells whether an observed Workload still stands for the application: the same
 // LocalQueue and spec. One that does not is replaced, not updated, as pod sets cannot change.
 func (o *Observed) Reusable(queue, specHash string) bool {

@@ -24,9 +24,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	"k8s.io/apiserver/pkg/authorization/union"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -62,10 +62,7 @@ type APIServer struct {
 	// names kubernetes.default.svc and the like, as pods see it in ca.crt.
 	ServingCA []byte
 
-	tokens *serviceAccountTokens
-	logs   *logSources
-	// forwards serves pods/portforward through the registered PortDialer.
-	forwards *portForwardREST
+	logs *logSources
 
 	cancel context.CancelFunc
 	done   chan error
@@ -83,8 +80,8 @@ func StartAPIServer(ctx context.Context, dir, etcdURL, addr string, servingIPs .
 	if err != nil {
 		return nil, fmt.Errorf("the API server cannot listen on %s: %w", addr, err)
 	}
-	tokens, logs, forwards := newServiceAccountTokens(), &logSources{}, &portForwardREST{}
-	server, err := newAPIServer(listener, dir, etcdURL, tokens, logs, forwards, servingIPs)
+	logs := &logSources{}
+	server, err := newAPIServer(listener, dir, etcdURL, logs, servingIPs)
 	if err != nil {
 		listener.Close()
 		return nil, err
@@ -98,7 +95,7 @@ func StartAPIServer(ctx context.Context, dir, etcdURL, addr string, servingIPs .
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &APIServer{
 		Config: server.GenericAPIServer.LoopbackClientConfig, Address: listener.Addr().String(), ServingCA: servingCA,
-		tokens: tokens, logs: logs, forwards: forwards, cancel: cancel, done: make(chan error, 1),
+		logs: logs, cancel: cancel, done: make(chan error, 1),
 	}
 	prepared := server.GenericAPIServer.PrepareRun()
 	go func() { s.done <- prepared.RunWithContext(runCtx) }()
@@ -128,17 +125,6 @@ func (s *APIServer) Stop() {
 	}
 }
 
-// ServiceAccountToken returns a bearer token this server accepts as the service account
-// namespace/name (member of system:serviceaccounts, which may do anything here).
-func (s *APIServer) ServiceAccountToken(ctx context.Context, namespace, name string) (string, error) {
-	return s.tokens.ServiceAccountToken(ctx, namespace, name)
-}
-
-// SetPortDialer makes pods/portforward connect with dial, as kube-apiserver asks a node's kubelet.
-func (s *APIServer) SetPortDialer(dial PortDialer) {
-	s.forwards.dialer.Store(&dial)
-}
-
 // SetLogSource makes pods/log answer from source, as kube-apiserver asks a node's kubelet.
 func (s *APIServer) SetLogSource(source LogSource) {
 	s.logs.source.Store(&source)
@@ -154,7 +140,7 @@ func (s *APIServer) ClientConfig() *restclient.Config {
 	return cfg
 }
 
-func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAccountTokens, logs *logSources, forwards *portForwardREST, servingIPs []net.IP) (*apiextensionsapiserver.CustomResourceDefinitions, error) {
+func newAPIServer(listener net.Listener, dir, etcdURL string, logs *logSources, servingIPs []net.IP) (*apiextensionsapiserver.CustomResourceDefinitions, error) {
 	opts := crdoptions.NewCustomResourceDefinitionsServerOptions(io.Discard, io.Discard)
 	recommended := opts.RecommendedOptions
 
@@ -207,10 +193,11 @@ func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAcc
 	// /version as a release build reports it: a client that parses the server version (Kueue's
 	// controller does) refuses the source tree's "v0.0.0-master+$Format:%H$".
 	config.EffectiveVersion = releaseVersion{config.EffectiveVersion}
-	// The loopback token (added by Complete, in group system:masters) and the service-account
-	// tokens the kubelet mounts into pods; nobody else gets in.
-	config.Authentication.Authenticator = headerTokenAuthenticator{tokens: tokens}
-	config.Authorization.Authorizer = union.New(authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup), serviceAccountAuthorizer{})
+	// Only the loopback token, which Complete adds to this authenticator (in group
+	// system:masters): the simulated kubelet runs nothing that calls the API.
+	config.Authentication.Authenticator = headerTokenAuthenticator{tokens: authenticator.TokenFunc(
+		func(context.Context, string) (*authenticator.Response, bool, error) { return nil, false, nil })}
+	config.Authorization.Authorizer = authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
 
 	client, err := kubernetes.NewForConfig(config.LoopbackClientConfig)
 	if err != nil {
@@ -258,7 +245,7 @@ func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAcc
 	if err != nil {
 		return nil, fmt.Errorf("creating the API server: %w", err)
 	}
-	if err := installBuiltinGroups(server.GenericAPIServer, recommended.Etcd, config, builtinScheme, builtinCodecs, logs, forwards); err != nil {
+	if err := installBuiltinGroups(server.GenericAPIServer, recommended.Etcd, config, builtinScheme, builtinCodecs, logs); err != nil {
 		return nil, err
 	}
 	return server, nil
@@ -267,7 +254,7 @@ func newAPIServer(listener net.Listener, dir, etcdURL string, tokens *serviceAcc
 // installBuiltinGroups serves the built-in kinds (core/v1 at /api, the other groups at /apis)
 // from generic registry stores in the same etcd.
 func installBuiltinGroups(server *genericapiserver.GenericAPIServer, etcd *genericoptions.EtcdOptions, config *genericapiserver.RecommendedConfig,
-	scheme *runtime.Scheme, codecs serializer.CodecFactory, logs *logSources, forwards *portForwardREST,
+	scheme *runtime.Scheme, codecs serializer.CodecFactory, logs *logSources,
 ) error {
 	storageConfig := etcd.StorageConfig
 	storageConfig.Codec = codecs.LegacyCodec(builtinGroupVersions...)
@@ -290,7 +277,6 @@ func installBuiltinGroups(server *genericapiserver.GenericAPIServer, etcd *gener
 		}
 	}
 	groups[corev1.GroupName].VersionedResourcesStorageMap["v1"]["pods/log"] = &podLogREST{sources: logs}
-	groups[corev1.GroupName].VersionedResourcesStorageMap["v1"]["pods/portforward"] = forwards
 	for _, gv := range builtinGroupVersions {
 		install := server.InstallAPIGroup
 		if gv.Group == corev1.GroupName {

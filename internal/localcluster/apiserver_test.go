@@ -223,18 +223,3 @@ func TestGarbageCollectorCompletesForegroundDeletion(t *testing.T) {
 		return apierrors.IsNotFound(errOwner) && apierrors.IsNotFound(errDependent), nil
 	}))
 }
-
-func waitForPod(t *testing.T, client kubernetes.Interface, ns, name string, pred func(*corev1.Pod) bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
-		pod, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return pred(nil), nil
-		}
-		if err != nil {
-			return false, err
-		}
-		return pred(pod), nil
-	})
-	require.NoError(t, err, "pod %s/%s", ns, name)
-}

@@ -2,15 +2,12 @@ package localcluster
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,72 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 )
-
-// serviceAccountTokens issues and checks the bearer tokens of service accounts, standing in for
-// the TokenRequest API and the service-account token authenticator of kube-apiserver. A token is
-// an opaque random string, not a signed JWT: only this API server reads it.
-type serviceAccountTokens struct {
-	mu     sync.Mutex
-	byUser map[string]string
-	users  map[string]user.Info
-}
-
-func newServiceAccountTokens() *serviceAccountTokens {
-	return &serviceAccountTokens{byUser: map[string]string{}, users: map[string]user.Info{}}
-}
-
-// ServiceAccountToken returns the token of namespace/name, the same one each time.
-func (t *serviceAccountTokens) ServiceAccountToken(_ context.Context, namespace, name string) (string, error) {
-	username := "system:serviceaccount:" + namespace + ":" + name
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if token, ok := t.byUser[username]; ok {
-		return token, nil
-	}
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return "", err
-	}
-	token := base64.RawURLEncoding.EncodeToString(raw)
-	t.byUser[username] = token
-	t.users[token] = &user.DefaultInfo{
-		Name:   username,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, user.AllAuthenticated},
-	}
-	return token, nil
-}
-
-// AuthenticateToken implements authenticator.Token.
-func (t *serviceAccountTokens) AuthenticateToken(_ context.Context, token string) (*authenticator.Response, bool, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	info, ok := t.users[token]
-	if !ok {
-		return nil, false, nil
-	}
-	return &authenticator.Response{User: info}, true, nil
-}
-
-// serviceAccountAuthorizer lets every service account do everything. kube-apiserver's RBAC
-// authorizer lives in k8s.io/kubernetes, which this project cannot depend on; the chart's RBAC
-// for the spark account is checked by the rendered-chart tests instead.
-type serviceAccountAuthorizer struct{}
-
-func (serviceAccountAuthorizer) Authorize(_ context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
-	if u := attrs.GetUser(); u != nil {
-		for _, g := range u.GetGroups() {
-			if g == "system:serviceaccounts" {
-				return authorizer.DecisionAllow, "", nil
-			}
-		}
-	}
-	return authorizer.DecisionNoOpinion, "", nil
-}
 
 // LogSource serves container logs, as a kubelet's log endpoint does for kube-apiserver.
 type LogSource func(ctx context.Context, namespace, name string, opts *corev1.PodLogOptions) (io.ReadCloser, error)

@@ -310,8 +310,6 @@ func (w *world) waitPod(name, want string, pred func(*corev1.Pod) bool) error {
 	return fmt.Errorf("pod %s/%s: want %s within %s; saw %s", w.ns, name, want, waitTimeout, seen)
 }
 
-func podExists(pod *corev1.Pod) bool { return pod != nil }
-
 func podGone(pod *corev1.Pod) bool { return pod == nil }
 
 func nestedValue(obj *unstructured.Unstructured, path ...string) any {

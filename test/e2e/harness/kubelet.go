@@ -169,26 +169,6 @@ func (k *Kubelet) Fail(ctx context.Context, name string, exitCode int32) error {
 	})
 }
 
-// OOMKill reports the Spark container killed for exceeding its memory limit.
-func (k *Kubelet) OOMKill(ctx context.Context, name string) error {
-	return k.updateStatus(ctx, name, func(p *corev1.Pod) {
-		p.Status.Phase = corev1.PodFailed
-		terminateContainers(p, 137, "OOMKilled", "")
-		setCondition(p, corev1.PodReady, corev1.ConditionFalse)
-	})
-}
-
-// Evict reports the pod evicted by the kubelet (node pressure): Failed with reason Evicted.
-func (k *Kubelet) Evict(ctx context.Context, name string) error {
-	return k.updateStatus(ctx, name, func(p *corev1.Pod) {
-		p.Status.Phase = corev1.PodFailed
-		p.Status.Reason = "Evicted"
-		p.Status.Message = "The node was low on resource: memory."
-		terminateContainers(p, 137, "ContainerStatusUnknown", "The container could not be located when the pod was terminated")
-		setCondition(p, corev1.PodReady, corev1.ConditionFalse)
-	})
-}
-
 // AddExecutors plays the Spark driver: it creates n running executor pods owned by the driver
 // pod, labelled like Spark labels them (the driver's labels with spark-role=executor and
 // spark-exec-id), and returns their names.
