@@ -68,6 +68,19 @@ func (p *process) failure() error {
 
 // waitFor polls check until it succeeds, the process exits or ctx ends.
 func (p *process) waitFor(ctx context.Context, what string, check func(context.Context) error) error {
+	return pollUntil(ctx, what, check, func() *process {
+		select {
+		case <-p.exited:
+			return p
+		default:
+			return nil
+		}
+	})
+}
+
+// pollUntil runs check every 100 ms until it succeeds, ctx ends, or exited reports a component
+// that is no longer running (its log's end is the better error then).
+func pollUntil(ctx context.Context, what string, check func(context.Context) error, exited func() *process) error {
 	ticker := time.NewTicker(100 * time.Millisecond)
 	defer ticker.Stop()
 	var last error
@@ -75,9 +88,10 @@ func (p *process) waitFor(ctx context.Context, what string, check func(context.C
 		if last = check(ctx); last == nil {
 			return nil
 		}
-		select {
-		case <-p.exited:
+		if p := exited(); p != nil {
 			return p.failure()
+		}
+		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), last)
 		case <-ticker.C:

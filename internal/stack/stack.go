@@ -377,22 +377,7 @@ func (s *Stack) waitForNode(ctx context.Context, client kubernetes.Interface, na
 func (s *Stack) poll(ctx context.Context, what string, check func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	ticker := time.NewTicker(100 * time.Millisecond)
-	defer ticker.Stop()
-	var last error
-	for {
-		if last = check(ctx); last == nil {
-			return nil
-		}
-		if p := s.control.exited(); p != nil {
-			return p.failure()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), last)
-		case <-ticker.C:
-		}
-	}
+	return pollUntil(ctx, what, check, s.control.exited)
 }
 
 // waitForControllers waits until Metacontroller has started every CompositeController the chart
