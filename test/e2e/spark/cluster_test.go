@@ -46,11 +46,23 @@ type namespace struct {
 
 func newNamespace(t *testing.T, prefix string) *namespace {
 	t.Helper()
-	return newNamespaceWithLabels(t, prefix, nil)
+	return newNamespaceWithLabels(t, prefix, map[string]string{podSecurityEnforce: "baseline"})
 }
+
+// podSecurityEnforce is the namespace label the PodSecurity admission plugin enforces. Every
+// test namespace enforces baseline, the level docs/install.md promises job namespaces can have.
+const podSecurityEnforce = "pod-security.kubernetes.io/enforce"
 
 // newNamespaceWithLabels is newNamespace for a namespace with labels (a Pod Security level, say).
 func newNamespaceWithLabels(t *testing.T, prefix string, labels map[string]string) *namespace {
+	t.Helper()
+	return makeNamespace(t, prefix, func(ctx context.Context, name string) error {
+		return shared.stack.AddJobNamespace(ctx, name, labels)
+	})
+}
+
+// makeNamespace makes a test namespace with create, and tears it down when the test ends.
+func makeNamespace(t *testing.T, prefix string, create func(ctx context.Context, name string) error) *namespace {
 	t.Helper()
 	ctx := context.Background()
 	cfg := restclient.CopyConfig(shared.stack.Admin)
@@ -64,7 +76,7 @@ func newNamespaceWithLabels(t *testing.T, prefix string, labels map[string]strin
 		t.Fatal(err)
 	}
 	name := prefix + "-" + rand.String(5)
-	if err := shared.stack.AddJobNamespace(ctx, name, labels); err != nil {
+	if err := create(ctx, name); err != nil {
 		t.Fatal(err)
 	}
 	n := &namespace{t: t, name: name, core: core, dyn: dyn}

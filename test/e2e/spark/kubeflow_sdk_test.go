@@ -34,7 +34,9 @@ func TestKubeflowSDK(t *testing.T) {
 	if shared.egressErr != nil {
 		t.Fatalf("the Kubeflow SDK's Spark Connect server downloads its jar from Maven Central, and pods have no egress: %v", shared.egressErr)
 	}
-	n := newNamespace(t, "sdk")
+	// privileged: the client's virtualenv comes from this machine through a hostPath volume, which
+	// baseline refuses; the SDK itself needs nothing of the sort.
+	n := newNamespaceWithLabels(t, "sdk", map[string]string{podSecurityEnforce: "privileged"})
 	venv := filepath.Join(shared.imagesDir, "kubeflow-sdk")
 	// The client runs as a notebook would: an account of its own with the namespace's edit role,
 	// which the chart's aggregated ClusterRole extends to SparkConnects.

@@ -41,7 +41,7 @@ func TestPodSecurity(t *testing.T) {
 	namespaces := map[string]string{}
 	for _, level := range []string{"baseline", "restricted"} {
 		name := "pss-" + level + "-" + rand.String(5)
-		if err := shared.stack.AddJobNamespace(ctx, name, map[string]string{"pod-security.kubernetes.io/enforce": level}); err != nil {
+		if err := shared.stack.AddJobNamespace(ctx, name, map[string]string{podSecurityEnforce: level}); err != nil {
 			t.Fatal(err)
 		}
 		// Kept, as every test's namespace: the release's job namespaces must exist.
@@ -165,7 +165,7 @@ func examplePods(file string) ([]*corev1.Pod, error) {
 // enforces restricted: the API server admits the driver the hook builds and the executors the
 // driver creates from the template.
 func TestRestrictedNamespaceRunsSparkPi(t *testing.T) {
-	n := newNamespaceWithLabels(t, "restricted", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	n := newNamespaceWithLabels(t, "restricted", map[string]string{podSecurityEnforce: "restricted"})
 	n.applyExample("spark-pi-restricted.yaml")
 	n.waitAppState("spark-pi-restricted", "COMPLETED", 4*time.Minute)
 	if log := n.logs("spark-pi-restricted-driver", ""); !strings.Contains(log, "Pi is roughly 3.1") {
