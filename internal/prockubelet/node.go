@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -292,18 +293,24 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context, port int) (*corev1.Node,
 	return updated, nil
 }
 
-// renewLease renews the node's Lease in kube-node-lease, creating it owned by the Node as a
-// kubelet does, so it goes with the Node.
+// renewLease renews the node's Lease in kube-node-lease.
 func (k *Kubelet) renewLease(ctx context.Context, node *corev1.Node) error {
-	leases := k.cfg.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
-	holder, duration := k.cfg.NodeName, int32(leaseDurationSeconds)
-	spec := coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &metav1.MicroTime{Time: k.cfg.Now()}}
+	return RenewNodeLease(ctx, k.cfg.Client, node, k.cfg.Now())
+}
+
+// RenewNodeLease renews node's Lease in kube-node-lease as of renewed, creating it owned by the
+// Node as a kubelet does, so that it goes with the Node. The node lifecycle controller of
+// kube-controller-manager reads it as the node's heartbeat.
+func RenewNodeLease(ctx context.Context, client kubernetes.Interface, node *corev1.Node, renewed time.Time) error {
+	leases := client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	holder, duration := node.Name, int32(leaseDurationSeconds)
+	spec := coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &metav1.MicroTime{Time: renewed}}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		lease, err := leases.Get(ctx, k.cfg.NodeName, metav1.GetOptions{})
+		lease, err := leases.Get(ctx, node.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			_, err = leases.Create(ctx, &coordinationv1.Lease{
 				ObjectMeta: metav1.ObjectMeta{
-					Name: k.cfg.NodeName, Namespace: corev1.NamespaceNodeLease,
+					Name: node.Name, Namespace: corev1.NamespaceNodeLease,
 					OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}},
 				},
 				Spec: spec,

@@ -9,15 +9,15 @@ import (
 	"maps"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/sparkhooks/sparkhooks/internal/prockubelet"
 )
 
 // NodeName is the fake node: the scheduler binds test workloads to it and the fake kubelets
@@ -28,9 +28,6 @@ const NodeName = "e2e-node"
 // default. kube-controller-manager's node lifecycle controller taints a node whose Lease and Ready
 // condition have not moved for its grace period (50 s), which would stop the scheduler.
 const heartbeat = 10 * time.Second
-
-// leaseDurationSeconds is a kubelet's default Lease duration.
-const leaseDurationSeconds = 40
 
 // hostIP is the fake node's address, from TEST-NET-1: nothing is ever reached there.
 const hostIP = "192.0.2.1"
@@ -149,35 +146,9 @@ func (n *Node) postStatus(ctx context.Context) (*corev1.Node, error) {
 	return updated, nil
 }
 
-// renewLease renews the node's Lease in kube-node-lease, creating it owned by the Node as a
-// kubelet does.
+// renewLease renews the node's Lease, the heartbeat the node lifecycle controller reads.
 func (n *Node) renewLease(ctx context.Context, node *corev1.Node) error {
-	leases := n.client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
-	holder, duration := NodeName, int32(leaseDurationSeconds)
-	spec := coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &metav1.MicroTime{Time: time.Now()}}
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		lease, err := leases.Get(ctx, NodeName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = leases.Create(ctx, &coordinationv1.Lease{
-				ObjectMeta: metav1.ObjectMeta{
-					Name: NodeName, Namespace: corev1.NamespaceNodeLease,
-					OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}},
-				},
-				Spec: spec,
-			}, metav1.CreateOptions{})
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		lease.Spec = spec
-		_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("renewing the node lease: %w", err)
-	}
-	return nil
+	return prockubelet.RenewNodeLease(ctx, n.client, node, time.Now())
 }
 
 // waitSchedulable waits until the node carries no not-ready or unreachable taint.
