@@ -663,6 +663,11 @@ spec:
   selector: {app: files}
   ports: [{port: 8000, targetPort: 8000}]
 `)
+	// The driver fetches its files as its first step: submitted before the server is ready, it
+	// would find no endpoint behind the Service's name, on any cluster.
+	if out, err := n.kubectl("wait", "--for=condition=Ready", "pod/files", "--timeout=3m"); err != nil {
+		t.Fatalf("waiting for the file server: %v: %s\n%s", err, out, n.dump())
+	}
 	manifest := func(name, file string) string {
 		return fmt.Sprintf(`apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
