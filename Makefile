@@ -17,22 +17,25 @@ export METACONTROLLER_BIN
 ## until `make spark-images`); RUNFLAGS passes flags
 run:
 	$(GO) build -o bin/sparkhooks ./cmd/sparkhooks
-	$(GO) build -o bin/sparkhooks-local ./cmd/sparkhooks-local
+	$(GO) build -C sandbox -o $(CURDIR)/bin/sparkhooks-local ./cmd/sparkhooks-local
 	bin/sparkhooks-local --kube-bin-dir "$$(hack/kube/build.sh)" --helm "$$(hack/helm/build.sh)" $(RUNFLAGS)
 
-## test: unit, golden, schema and fuzz-seed tests
+## test: unit, golden, schema and fuzz-seed tests of the operator and of the sandbox (its own module)
 test:
 	$(GO) test ./...
+	cd sandbox && $(GO) test ./...
 
 ## bench: every benchmark with allocation figures
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	cd sandbox && $(GO) test -run '^$$' -bench . -benchmem ./...
 
-## lint: gofmt check and go vet
+## lint: gofmt check and go vet, of both modules (the sandbox's end-to-end files too)
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	cd sandbox && $(GO) vet -tags e2e ./...
 
 ## generate: deepcopy functions and CRDs from the Go types (crds/crds_test.go fails on drift)
 generate:
@@ -71,8 +74,8 @@ memload:
 ## One package at a time: the Spark JVMs need both cores.
 e2e: spark-images
 	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
-	SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" \
-		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m ./internal/localcluster/... ./internal/stack/... ./test/e2e/...
+	export SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \
+	cd sandbox && $(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m ./internal/localcluster/... ./internal/stack/... ./e2e/...
 
 ## kueue: the Kueue controller (sigs.k8s.io/kueue/cmd/kueue, pinned) the Kueue e2e test runs,
 ## built in its own module once per user into ~/.cache/sparkhooks/kueue; prints its path

@@ -14,7 +14,7 @@
 // The first two shrink what the API server holds and serves in its OpenAPI documents, which
 // kubectl reads for every object it validates, but only by a few percent: most of a schema is
 // structure that decides what the API server accepts and keeps. The third shrinks only the files,
-// by most of their size. hack/crdbench measures what the CRDs cost kubectl.
+// by most of their size. sandbox/hack/crdbench measures what the CRDs cost kubectl.
 //
 // Usage: crdtrim DIR... rewrites every *.yaml file in each DIR in place. Running crdtrim twice
 // changes nothing.

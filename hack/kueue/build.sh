@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Kueue controller the Kueue end-to-end test runs (test/e2e/kueue_test.go), in a module
+# Builds the Kueue controller the Kueue end-to-end test runs (sandbox/e2e/kueue_test.go), in a module
 # of its own (go install pkg@version), so that sparkhooks' go.mod never takes Kueue's dependency
 # tree. The module comes through the Go module proxy, checksummed by the Go checksum database;
 # the binary depends on nothing in the checkout, so it is kept per user, in
@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-version=${KUEUE_VERSION:-v0.19.2} # keep in step with kueueVersion in test/e2e/kueue_test.go
+version=${KUEUE_VERSION:-v0.19.2} # keep in step with kueueVersion in sandbox/e2e/kueue_test.go
 cache=${SPARKHOOKS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparkhooks}
 out="$cache/kueue/$version"
 if [ -x "$out/kueue" ]; then

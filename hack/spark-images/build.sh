@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares the local stand-ins for the apache/spark container images that the process kubelet
-# (internal/prockubelet) runs pods from, and the Python clients the end-to-end tests use on the
+# (sandbox/internal/prockubelet) runs pods from, and the Python clients the end-to-end tests use on the
 # host. See hack/spark-images/README.md. Run through `make spark-images`.
 #
 # Output (SPARK_IMAGES_DIR, default .cache/spark-images):
@@ -179,7 +179,7 @@ build_root() {
   install -m 0755 "$here"/sbin/*.sh "$spark/sbin/"
 
   # SparkPi and JavaSparkPi are what users run; the others are the programs Spark's Kubernetes
-  # integration tests run (test/e2e/spark/integration_test.go), all our own code.
+  # integration tests run (sandbox/e2e/spark/integration_test.go), all our own code.
   step "layer $name: compile the examples against Spark $version, jar spark-examples_$scala-$version.jar"
   mkdir -p "$work/classes"
   "$jdk/bin/javac" --release 17 -nowarn -encoding UTF-8 -cp "$spark/jars/*" -d "$work/classes" \

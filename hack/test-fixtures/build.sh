@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and fetches what the kubectl spark end-to-end tests (test/e2e/sparkctl) stage files to and
+# Builds and fetches what the kubectl spark end-to-end tests (sandbox/e2e/sparkctl) stage files to and
 # run, pinned here, once per user into ${SPARKHOOKS_CACHE:-$XDG_CACHE_HOME/sparkhooks}/fixtures:
 #   - MinIO, the S3-compatible server most S3 users run outside AWS (its last release before the
 #     project froze), and fake-gcs-server, the GCS emulator cloud.google.com/go/storage's docs

@@ -1,0 +1,123 @@
+// Command sparkhooks-local is the one-machine sandbox `make run` starts: an in-process API server
+// with the sparkhooks CRDs, a local stand-in for Metacontroller driven by the registrations in
+// metacontroller/, the sparkhooks hook server, the garbage collector and StatefulSet controller,
+// and the process kubelet, which runs pods as local processes on the images `make spark-images`
+// prepares, so `kubectl apply -f examples/spark-pi.yaml` runs real Spark. Without the images it
+// plays pod phases instead and says so. It is not a cluster and the controller is not
+// Metacontroller: docs/local.md lists the differences. Production is `sparkhooks serve` behind the
+// real Metacontroller.
+//
+// It is a binary of its own so that etcd and the API server stay out of the `sparkhooks` image.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
+)
+
+const usage = `usage: sparkhooks-local [flags]
+
+Starts a one-machine sandbox: an API server with the sparkhooks CRDs, a local stand-in for
+Metacontroller (not Metacontroller: see docs/local.md), the sparkhooks hooks and a kubelet that
+runs pods as local processes, with real Spark once the images are prepared (make spark-images).
+It needs root (mount and network namespaces) and kubectl. Ctrl-C stops everything it started.
+
+flags:
+`
+
+func main() {
+	// Every container the kubelet starts begins as a copy of this binary.
+	podinit.Reexec()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "sparkhooks-local:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	opts, err := parseOptions(args, stderr)
+	if err != nil {
+		return err
+	}
+	if err := opts.check(); err != nil {
+		return err
+	}
+	return runSandbox(ctx, opts, stdout, stderr)
+}
+
+type options struct {
+	dataDir       string
+	keepData      bool // the user named the data dir: it outlives the run
+	kubeconfig    string
+	apiAddr       string
+	sparkhooks    string
+	images        string
+	registrations string
+	crds          string
+	simulate      bool
+	// forcedSimulation is --simulate, as opposed to simulating for the reason simulationReason.
+	forcedSimulation bool
+	simulationReason string
+
+	kubeBinDir           string
+	helm                 string
+	chart                string
+	metacontroller       string
+	metacontrollerChart  string
+	metacontrollerValues string
+	readyFile            string
+}
+
+func parseOptions(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("sparkhooks-local", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	o := &options{}
+	fs.StringVar(&o.dataDir, "data-dir", "", "keep the cluster's state (etcd, certificates, kubeconfig) here across restarts; default: a fresh temporary directory, removed on exit")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "write the kubeconfig here (default: kubeconfig in the data dir)")
+	fs.StringVar(&o.apiAddr, "api-addr", "127.0.0.1:6443", "where the API server listens")
+	fs.StringVar(&o.sparkhooks, "sparkhooks", "", "the sparkhooks binary that serves the hooks (default: sparkhooks next to this binary, else on PATH)")
+	fs.StringVar(&o.images, "images", envOr("SPARK_IMAGES_DIR", filepath.Join(".cache", "spark-images")), "the local Spark images (make spark-images)")
+	fs.StringVar(&o.kubeBinDir, "kube-bin-dir", os.Getenv("KUBE_BIN_DIR"), "the directory of kube-apiserver, kube-controller-manager and kube-scheduler (make kube prints it)")
+	fs.StringVar(&o.helm, "helm", os.Getenv("HELM"), "the helm binary that installs the charts (make helm prints it)")
+	fs.StringVar(&o.chart, "chart", "chart", "the sparkhooks chart to install")
+	fs.StringVar(&o.metacontroller, "metacontroller", os.Getenv("METACONTROLLER_BIN"), "the Metacontroller binary to run, from its own chart; empty: a local stand-in (docs/local.md)")
+	fs.StringVar(&o.metacontrollerChart, "metacontroller-chart", "", "Metacontroller's chart (default: helm/metacontroller next to the binary)")
+	fs.StringVar(&o.metacontrollerValues, "metacontroller-values", filepath.Join("chart", "metacontroller-values.yaml"), "the values Metacontroller's chart is installed with")
+	fs.StringVar(&o.readyFile, "ready-file", "", "write the kubeconfig's path here once everything is up (for scripts and tests)")
+	fs.StringVar(&o.registrations, "registrations", "metacontroller", "with --simulate: the CompositeController registrations to run")
+	fs.StringVar(&o.crds, "crds", "crds", "with --simulate: the CRDs to install")
+	fs.BoolVar(&o.simulate, "simulate", false, "play pod phases on an in-process stand-in API server instead of running the cluster, even when the images are prepared")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return nil, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	o.keepData = o.dataDir != ""
+	return o, nil
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}

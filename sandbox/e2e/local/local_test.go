@@ -1,0 +1,411 @@
+//go:build e2e
+
+// Package local runs the sandbox `make run` starts (sandbox/cmd/sparkhooks-local) as a user would: from
+// the repository root, kubectl against the kubeconfig it prints, examples/spark-pi.yaml run by
+// real Spark, then Ctrl-C, after which nothing it started may be left.
+package local
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const repoRoot = "../../.."
+
+// build compiles the two binaries `make run` builds.
+func build(t *testing.T) (sandbox, hooks string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, b := range []struct{ module, name string }{{".", "sparkhooks"}, {"sandbox", "sparkhooks-local"}} {
+		out, err := exec.Command("go", "build", "-C", b.module, "-o", filepath.Join(dir, b.name), "./cmd/"+b.name).CombinedOutput()
+		if err != nil {
+			t.Fatalf("building %s: %v\n%s", b.name, err, out)
+		}
+	}
+	return filepath.Join(dir, "sparkhooks-local"), filepath.Join(dir, "sparkhooks")
+}
+
+func init() {
+	// go test runs in the package directory; the sandbox's defaults are relative to the root.
+	if err := os.Chdir(repoRoot); err != nil {
+		panic(err)
+	}
+}
+
+func imagesDir() string {
+	if dir := os.Getenv("SPARK_IMAGES_DIR"); dir != "" {
+		return dir
+	}
+	return filepath.Join(".cache", "spark-images")
+}
+
+// started is a running sandbox and what it printed.
+type started struct {
+	cmd        *exec.Cmd
+	kubeconfig string
+	upAfter    time.Duration
+	output     *lockedBuffer
+	exited     chan error
+}
+
+// lockedBuffer is the sandbox's output, written by the goroutine that reads it and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) WriteString(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func start(t *testing.T, binary string, args ...string) *started {
+	t.Helper()
+	readyFile := filepath.Join(t.TempDir(), "ready")
+	cmd := exec.Command(binary, append(args, "--ready-file", readyFile)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	begin := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &started{cmd: cmd, output: &lockedBuffer{}, exited: make(chan error, 1)}
+	ready := waitForFile(readyFile, s.exited)
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			line := scanner.Text()
+			s.output.WriteString(line + "\n")
+		}
+		s.exited <- cmd.Wait()
+	}()
+	select {
+	case s.kubeconfig = <-ready:
+		s.upAfter = time.Since(begin)
+	case err := <-s.exited:
+		t.Fatalf("sparkhooks-local exited before it was up: %v\n%s%s", err, s.output, stderr.String())
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("sparkhooks-local printed no kubeconfig within 2 minutes:\n%s%s", s.output, stderr.String())
+	}
+	return s
+}
+
+// waitForFile sends the content of path (the kubeconfig's path, which the sandbox writes there
+// once it is up) when the file appears, until exited is closed or written.
+func waitForFile(path string, exited chan error) <-chan string {
+	ready := make(chan string, 1)
+	go func() {
+		for {
+			if data, err := os.ReadFile(path); err == nil {
+				ready <- strings.TrimSpace(string(data))
+				return
+			}
+			if len(exited) > 0 {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return ready
+}
+
+func (s *started) kubectl(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", s.kubeconfig}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// TestMakeRunRunsSparkPi is the issue's acceptance run: up on the real control plane with the
+// chart installed by Helm, kubectl's tables from the API server, an invalid application refused
+// at apply by the validating webhook, SparkPi to COMPLETED with the Pi line in kubectl logs, then
+// SIGINT and nothing left. With METACONTROLLER_BIN it runs twice: under Metacontroller and under
+// the stand-in, the sandbox's two wirings.
+func TestMakeRunRunsSparkPi(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the sandbox runs pods in namespaces: this test needs root")
+	}
+	if _, err := os.Stat(filepath.Join(imagesDir(), "images.json")); err != nil {
+		t.Fatalf("no Spark images (make spark-images): %v", err)
+	}
+	sandbox, hooks := build(t)
+	controllers := map[string]string{"stand-in": "the local stand-in for Metacontroller"}
+	if bin := os.Getenv("METACONTROLLER_BIN"); bin != "" {
+		controllers[bin] = "Metacontroller v"
+	}
+	for metacontroller, controller := range controllers {
+		t.Run(controller, func(t *testing.T) {
+			if metacontroller == "stand-in" {
+				metacontroller = ""
+			}
+			runSparkPi(t, sandbox, controller, "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", imagesDir(), "--metacontroller", metacontroller)
+		})
+	}
+}
+
+// runSparkPi starts the sandbox with args and checks that its banner names controller.
+func runSparkPi(t *testing.T, sandbox, controller string, args ...string) {
+	s := start(t, sandbox, args...)
+	t.Logf("up after %s:\n%s", s.upAfter.Round(100*time.Millisecond), s.output)
+	for _, want := range []string{"Kubernetes v1.", "Installed with Helm", "run by " + controller} {
+		if !strings.Contains(s.output.String(), want) {
+			t.Fatalf("the banner does not say %q:\n%s", want, s.output)
+		}
+	}
+	tree := descendants(s.cmd.Process.Pid)
+	t.Logf("idle: %d processes, %d MiB resident", len(tree)+1, residentMiB(append(tree, s.cmd.Process.Pid)))
+	subnet := field(s.output.String(), "on the pod network ")
+
+	out, err := s.kubectl("get", "pods", "--all-namespaces")
+	if err != nil || !strings.Contains(out, "READY") || !strings.Contains(out, "RESTARTS") || !strings.Contains(out, "Running") {
+		t.Errorf("kubectl get pods -A prints no pod table: %v\n%s", err, out)
+	}
+	invalid := filepath.Join(t.TempDir(), "invalid.yaml")
+	example, err := os.ReadFile("examples/spark-pi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A size Spark cannot read: the CRD's schema accepts any string, the webhook does not.
+	manifest := strings.ReplaceAll(strings.Replace(string(example), "name: spark-pi\n", "name: invalid-pi\n", 1), "memory: 512m\n", "memory: 512Mi\n")
+	if err := os.WriteFile(invalid, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := s.kubectl("apply", "-f", invalid); err == nil || !strings.Contains(out, "spec.driver.memory") {
+		t.Errorf("kubectl apply of an invalid application: %v, want it refused naming spec.driver.memory:\n%s", err, out)
+	}
+
+	if out, err := s.kubectl("apply", "-f", "examples/spark-pi.yaml"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(4 * time.Minute)
+	state := ""
+	for time.Now().Before(deadline) && state != "COMPLETED" && state != "FAILED" {
+		time.Sleep(time.Second)
+		state, _ = s.kubectl("get", "sparkapp", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
+	}
+	if state != "COMPLETED" {
+		out, _ := s.kubectl("get", "sparkapp", "spark-pi", "-o", "yaml")
+		t.Fatalf("spark-pi is %q, want COMPLETED:\n%s", state, out)
+	}
+	logs, err := s.kubectl("logs", "spark-pi-driver")
+	if err != nil || !strings.Contains(logs, "Pi is roughly 3.1") {
+		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, tail(logs, 20))
+	}
+
+	apiAddr := field(s.output.String(), "kube-apiserver (https://")
+	tree = descendants(s.cmd.Process.Pid)
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.exited:
+		if err != nil {
+			t.Errorf("sparkhooks-local exited with %v after SIGINT:\n%s", err, s.output)
+		}
+	case <-time.After(time.Minute):
+		_ = s.cmd.Process.Kill()
+		t.Fatalf("sparkhooks-local did not stop within a minute of SIGINT")
+	}
+	for _, pid := range tree {
+		if alive(pid) {
+			t.Errorf("process %d (%s) outlived the sandbox", pid, commandOf(pid))
+		}
+	}
+	if l, err := net.Listen("tcp", apiAddr); err != nil {
+		t.Errorf("the API server's address %s is still taken: %v", apiAddr, err)
+	} else {
+		l.Close()
+	}
+	if routes, _ := exec.Command("ip", "-4", "route").Output(); subnet != "" && strings.Contains(string(routes), subnet) {
+		t.Errorf("the pod network %s is still routed:\n%s", subnet, routes)
+	}
+}
+
+// TestSimulatedMode: without images (here: --simulate) the sandbox says it simulates, plays
+// SparkPi's phases to COMPLETED through the real hooks, and kubectl logs says nothing ran.
+func TestSimulatedMode(t *testing.T) {
+	sandbox, hooks := build(t)
+	s := start(t, sandbox, "--simulate", "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", t.TempDir())
+	defer func() {
+		_ = s.cmd.Process.Signal(syscall.SIGINT)
+		<-s.exited
+	}()
+	if !strings.Contains(s.output.String(), "Mode: SIMULATED") {
+		t.Fatalf("the sandbox does not announce simulated mode:\n%s", s.output)
+	}
+	if out, err := s.kubectl("apply", "-f", "examples/spark-pi.yaml"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	state := ""
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && state != "COMPLETED"; {
+		time.Sleep(500 * time.Millisecond)
+		state, _ = s.kubectl("get", "sparkapp", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
+	}
+	if state != "COMPLETED" {
+		t.Fatalf("simulated spark-pi is %q, want COMPLETED", state)
+	}
+	if logs, _ := s.kubectl("logs", "spark-pi-driver"); !strings.Contains(logs, "nothing was executed") {
+		t.Errorf("kubectl logs of a simulated driver: %q", logs)
+	}
+}
+
+// TestBadInputIsOneLine: what would fail half-way fails at once, with one line saying what to do,
+// and nothing keeps running.
+func TestBadInputIsOneLine(t *testing.T) {
+	sandbox, hooks := build(t)
+	dataDir := t.TempDir()
+	first := start(t, sandbox, "--simulate", "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--data-dir", dataDir)
+	defer func() {
+		_ = first.cmd.Process.Signal(syscall.SIGINT)
+		<-first.exited
+	}()
+	apiAddr := field(first.output.String(), "API server https://")
+	noKubectl := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"data dir in use", []string{"--simulate", "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--data-dir", dataDir}, nil, "is in use by another sparkhooks-local"},
+		{"port in use", []string{"--simulate", "--api-addr", apiAddr, "--sparkhooks", hooks}, nil, apiAddr + " is in use"},
+		{"no kubectl", []string{"--simulate"}, []string{"PATH=" + noKubectl}, "kubectl is not on PATH"},
+		{"no hook server binary", []string{"--simulate", "--sparkhooks", filepath.Join(noKubectl, "missing")}, nil, "no sparkhooks binary"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(sandbox, tc.args...)
+			cmd.Env = append(os.Environ(), tc.env...)
+			begin := time.Now()
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if err == nil || !strings.Contains(err.Error(), "exit status") || !asExit(err, &exit) {
+				t.Fatalf("want a non-zero exit, got %v:\n%s", err, out)
+			}
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			if len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+				t.Errorf("want one line with %q, got:\n%s", tc.want, out)
+			}
+			t.Logf("%s (%s)", lines[0], time.Since(begin).Round(10*time.Millisecond))
+		})
+	}
+}
+
+func asExit(err error, target **exec.ExitError) bool {
+	e, ok := err.(*exec.ExitError)
+	*target = e
+	return ok && e.ExitCode() != 0
+}
+
+// field returns what follows prefix on its line, up to a space, comma, semicolon or ")".
+func field(output, prefix string) string {
+	_, rest, ok := strings.Cut(output, prefix)
+	if !ok {
+		return ""
+	}
+	end := strings.IndexAny(rest, " ,;)\n")
+	if end < 0 {
+		return rest
+	}
+	return strings.TrimSuffix(rest[:end], ".")
+}
+
+// descendants lists every process below pid.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		// The command may hold spaces and parentheses; the fields after its closing one are fixed.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 1 {
+			parent, _ := strconv.Atoi(fields[1])
+			children[parent] = append(children[parent], p)
+		}
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(pid)
+	return out
+}
+
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+func commandOf(pid int) string {
+	cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.ReplaceAll(strings.TrimSpace(string(cmd)), "\x00", " ")
+}
+
+// residentMiB sums the resident memory of the processes.
+func residentMiB(pids []int) int {
+	total := 0
+	for _, pid := range pids {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+				total += kb
+			}
+		}
+	}
+	return total / 1024
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,270 @@
+//go:build e2e
+
+// Package e2e is the contract suite: sparkhooks end to end on the real control plane
+// (sandbox/internal/stack: etcd, kube-apiserver, kube-controller-manager and kube-scheduler), with the
+// chart installed by Helm and its hook server running as the chart's Pod on the process kubelet,
+// called as Metacontroller would call it by a contract controller (a stand-in for Metacontroller
+// that counts what it does, one per test namespace: sandbox/internal/localcluster), with kubectl as the
+// user. The test workloads run on a fake node that the scheduler places them on and that a fake
+// kubelet per namespace plays (sandbox/e2e/harness): the tests decide when a driver starts, fails or
+// is evicted.
+//
+// It needs root (the process kubelet). Run with `make e2e` (go test -tags e2e ./test/e2e/...).
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
+)
+
+// repoRoot is the module root, relative to this package's directory (where go test runs).
+const repoRoot = "../.."
+
+// systemNode is the process kubelet's node, which runs the chart's Pods only: its taint keeps the
+// test workloads off it, for the fake node.
+const systemNode = "system"
+
+var (
+	sparkApplications          = schema.GroupVersionResource{Group: "sparkoperator.k8s.io", Version: "v1beta2", Resource: "sparkapplications"}
+	scheduledSparkApplications = schema.GroupVersionResource{Group: "sparkoperator.k8s.io", Version: "v1beta2", Resource: "scheduledsparkapplications"}
+)
+
+// fakeNodeLabels are what the examples' placement asks of a node (an on-demand Linux amd64 node:
+// examples/spark-pi-node-placement.yaml, spark-pi-spark2.yaml) and the pool the Kueue tests'
+// flavor names: the fake node belongs to every pool they describe.
+var fakeNodeLabels = map[string]string{
+	corev1.LabelOSStable:         "linux",
+	corev1.LabelArchStable:       "amd64",
+	"karpenter.sh/capacity-type": "on-demand",
+	"pool":                       "spark",
+}
+
+// suite is what TestMain starts once for all tests: the cluster with the chart installed.
+// Tests only read it; each test works in a namespace of its own.
+type suite struct {
+	stack *stack.Stack
+	// hookClient reaches the chart's hook Service at hooksURL, and other addresses (a test's
+	// own hook server) as they are.
+	hookClient *http.Client
+	binary     string // the sparkhooks binary the chart's Pod runs, for `sparkhooks gc`
+	dir        string // the work directory: the cluster's state and logs
+}
+
+var shared suite
+
+func TestMain(m *testing.M) {
+	// The process kubelet starts every container (the chart's hook server) as a copy of this
+	// binary.
+	podinit.Reexec()
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "e2e: the process kubelet that runs the chart's hook server needs root (mount and network namespaces)")
+		return 1
+	}
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: kubectl is needed on PATH (Debian/Ubuntu: apt-get install kubectl):", err)
+		return 1
+	}
+	kubeBinDir, helm := os.Getenv("KUBE_BIN_DIR"), os.Getenv("HELM")
+	if kubeBinDir == "" || helm == "" {
+		fmt.Fprintln(os.Stderr, "e2e: KUBE_BIN_DIR and HELM must name the control plane and Helm (make kube, make helm): make e2e sets them")
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "sparkhooks-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	// SPARKHOOKS_E2E_KEEP=1 keeps the work directory (logs, kubeconfig) after the run.
+	keep := os.Getenv("SPARKHOOKS_E2E_KEEP") == "1"
+	defer func() {
+		if keep {
+			fmt.Fprintf(os.Stderr, "e2e: work directory kept: %s\n", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	}()
+	shared.dir = dir
+	logFile, err := os.Create(filepath.Join(dir, "cluster.log"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer logFile.Close()
+	localcluster.RedirectLogs(logFile)
+	var logMu sync.Mutex
+	logf := func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintf(logFile, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
+	}
+
+	// SPARKHOOKS_E2E_BINARY runs a prebuilt binary (a release, say) instead of building this tree.
+	binary := os.Getenv("SPARKHOOKS_E2E_BINARY")
+	if binary == "" {
+		binary = filepath.Join(dir, "sparkhooks")
+		// Under go test -race the server is built with the race detector too: the hooks
+		// answering concurrent calls are what the suite should check for races most. The
+		// build is bounded by go test's -timeout only, as a cold race build takes minutes.
+		args := []string{"build", "-C", repoRoot, "-o", binary}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		if out, err := exec.Command("go", append(args, "./cmd/sparkhooks")...).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: building sparkhooks: %v\n%s", err, out)
+			return 1
+		}
+	}
+	shared.binary = binary
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	network, err := prockubelet.NewNetwork(ctx, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer network.Close()
+	s, err := stack.Start(ctx, stack.Options{
+		Dir: filepath.Join(dir, "cluster"), KubeBinDir: kubeBinDir, Helm: helm,
+		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1"}, Sparkhooks: binary,
+		// The tests run a contract controller per namespace, with its counts, instead of one
+		// for the cluster.
+		OwnControllers: true,
+		// The node runs the hook server only: the image the chart names is all it needs.
+		Images: prockubelet.NewImageTable(nil), Network: network, NodeName: systemNode,
+		NodeTaints: []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}},
+		Logf:       logf,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: starting the cluster:", err)
+		return 1
+	}
+	defer s.Stop()
+	shared.stack = s
+	client, err := kubernetes.NewForConfig(s.Admin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	shared.hookClient = stack.ServiceHTTPClient(client)
+
+	node, err := harness.RegisterNode(ctx, s.Admin, fakeNodeLabels)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	heartbeatCtx, stopHeartbeat := context.WithCancel(context.Background())
+	heartbeatDone := make(chan struct{})
+	go func() {
+		defer close(heartbeatDone)
+		node.Run(heartbeatCtx, logf)
+	}()
+
+	code := m.Run()
+	stopHeartbeat()
+	<-heartbeatDone
+	if err := checkHookServer(client, code != 0); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: the hook server:", err)
+		code = 1
+	}
+	if code != 0 && !keep {
+		fmt.Fprintln(os.Stderr, "e2e: set SPARKHOOKS_E2E_KEEP=1 to keep the logs (cluster.log, cluster/logs/, sparkhooks-*.log) of a run")
+	}
+	return code
+}
+
+// hookServerSelector selects the chart's hook server Pods.
+const hookServerSelector = "app.kubernetes.io/name=sparkhooks,app.kubernetes.io/instance=sparkhooks"
+
+// checkHookServer fails the run when a hook server container restarted or its log has a data
+// race report: a binary built with -race reports each race on stderr as it happens, and keeps
+// serving. Each Pod's log is kept in the work directory, which goes with the Pod's own when the
+// cluster stops; the last lines of the log of a Pod with a problem, or of every Pod with
+// printLogs, go to stderr.
+func checkHookServer(client kubernetes.Interface, printLogs bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pods, err := client.CoreV1().Pods(stack.SparkhooksNamespace).List(ctx, metav1.ListOptions{LabelSelector: hookServerSelector})
+	if err != nil {
+		return fmt.Errorf("listing its Pods: %w", err)
+	}
+	if len(pods.Items) == 0 {
+		return fmt.Errorf("no Pod in namespace %s", stack.SparkhooksNamespace)
+	}
+	var problems []string
+	for _, pod := range pods.Items {
+		log, err := client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: "sparkhooks"}).DoRaw(ctx)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("Pod %s: reading its log: %v", pod.Name, err))
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(shared.dir, "sparkhooks-"+pod.Name+".log"), log, 0o644); err != nil {
+			problems = append(problems, fmt.Sprintf("Pod %s: keeping its log: %v", pod.Name, err))
+		}
+		found := len(problems)
+		for _, c := range pod.Status.ContainerStatuses {
+			if c.RestartCount > 0 {
+				problems = append(problems, fmt.Sprintf("Pod %s: container %s restarted %d times (last state %+v)", pod.Name, c.Name, c.RestartCount, c.LastTerminationState))
+			}
+		}
+		if strings.Contains(string(log), "WARNING: DATA RACE") {
+			problems = append(problems, fmt.Sprintf("Pod %s: the race detector reported a data race", pod.Name))
+		}
+		if printLogs || len(problems) > found {
+			fmt.Fprintf(os.Stderr, "--- last lines of the log of %s/%s ---\n%s\n", pod.Namespace, pod.Name, tail(string(log), 60))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// printTail prints the last n lines of the file at path to stderr.
+func printTail(path string, n int) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "--- last lines of %s ---\n%s\n", filepath.Base(path), tail(string(data), n))
+}
+
+// tail is the last n lines of text.
+func tail(text string, n int) string {
+	var lines []string
+	scanner := bufio.NewScanner(strings.NewReader(text))
+	scanner.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for scanner.Scan() {
+		lines = append(lines, scanner.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}

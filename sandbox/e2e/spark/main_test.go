@@ -1,0 +1,161 @@
+//go:build e2e
+
+// Package spark runs real Spark through sparkhooks on the real control plane (sandbox/internal/stack):
+// kube-apiserver, kube-controller-manager and kube-scheduler, the chart installed with Helm, the
+// real Metacontroller from its own chart when METACONTROLLER_BIN names it (else the local
+// stand-in), and the process kubelet (sandbox/internal/prockubelet) as the node, which runs every pod —
+// the hook server and Metacontroller themselves, drivers, executors, Spark Connect servers,
+// standalone masters and workers — as local processes on the image layers `make spark-images`
+// prepares. Nothing here is simulated: the Spark driver reads the properties and pod template the
+// hook wrote, asks the API server for its executors as the chart's spark account, and the tests
+// read what Spark printed.
+//
+// It needs root (namespaces, mounts, a bridge). Run with `make e2e`.
+package spark
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
+)
+
+const repoRoot = "../../.."
+
+// nodeName is the one node of the cluster.
+const nodeName = "spark-node"
+
+var (
+	sparkApplications = schema.GroupVersionResource{Group: "sparkoperator.k8s.io", Version: "v1beta2", Resource: "sparkapplications"}
+	sparkConnects     = schema.GroupVersionResource{Group: "sparkoperator.k8s.io", Version: "v1alpha1", Resource: "sparkconnects"}
+	sparkClusters     = schema.GroupVersionResource{Group: "spark.apache.org", Version: "v1", Resource: "sparkclusters"}
+	pods              = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+)
+
+// suite is what TestMain starts for all tests; each test works in a namespace of its own.
+type suite struct {
+	stack     *stack.Stack
+	imagesDir string
+	dir       string
+	binary    string // the sparkhooks binary the chart's Deployment runs
+	egressErr error  // why pods cannot reach beyond the machine, if they cannot
+}
+
+var shared suite
+
+func TestMain(m *testing.M) {
+	// Every container the kubelet starts begins as a copy of this binary.
+	podinit.Reexec()
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "spark e2e: the process kubelet needs root (mount and network namespaces)")
+		return 1
+	}
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		fmt.Fprintln(os.Stderr, "spark e2e: kubectl is needed on PATH:", err)
+		return 1
+	}
+	kubeBinDir, helm := os.Getenv("KUBE_BIN_DIR"), os.Getenv("HELM")
+	if kubeBinDir == "" || helm == "" {
+		fmt.Fprintln(os.Stderr, "spark e2e: KUBE_BIN_DIR and HELM must name the control plane and Helm: make e2e sets them (make kube, make helm)")
+		return 1
+	}
+	imagesDir := os.Getenv("SPARK_IMAGES_DIR")
+	if imagesDir == "" {
+		imagesDir = filepath.Join(repoRoot, ".cache", "spark-images")
+	}
+	imagesDir, _ = filepath.Abs(imagesDir)
+	images, err := prockubelet.LoadImageTable(filepath.Join(imagesDir, "images.json"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "spark e2e: %v\nPrepare the local Spark images first: make spark-images\n", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "sparkhooks-spark-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "spark e2e:", err)
+		return 1
+	}
+	keep := os.Getenv("SPARKHOOKS_E2E_KEEP") == "1"
+	defer func() {
+		if keep {
+			fmt.Fprintf(os.Stderr, "spark e2e: work directory kept: %s\n", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	}()
+	shared.dir, shared.imagesDir = dir, imagesDir
+	logFile, err := os.Create(filepath.Join(dir, "cluster.log"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "spark e2e:", err)
+		return 1
+	}
+	defer logFile.Close()
+	localcluster.RedirectLogs(logFile)
+	var logMu sync.Mutex
+	logf := func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintf(logFile, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
+	}
+
+	binary := filepath.Join(dir, "sparkhooks")
+	args := []string{"build", "-C", repoRoot, "-o", binary}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command("go", append(args, "./cmd/sparkhooks")...).CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "spark e2e: building sparkhooks: %v\n%s", err, out)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	network, err := prockubelet.NewNetwork(ctx, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "spark e2e:", err)
+		return 1
+	}
+	defer network.Close()
+	// The Kubeflow SDK's servers fetch the Spark Connect jar from Maven Central, as in a
+	// cluster with outbound access; the other tests need no egress.
+	shared.egressErr = network.EnableEgress(ctx, "/etc/resolv.conf")
+	metacontroller := os.Getenv("METACONTROLLER_BIN")
+	s, err := stack.Start(ctx, stack.Options{
+		Dir: filepath.Join(dir, "cluster"), KubeBinDir: kubeBinDir, Helm: helm,
+		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1"}, Sparkhooks: binary,
+		Metacontroller: metacontroller, MetacontrollerChart: filepath.Join(filepath.Dir(metacontroller), "helm", "metacontroller"),
+		MetacontrollerValues: filepath.Join(repoRoot, "chart", "metacontroller-values.yaml"),
+		Images:               images, Network: network, NodeName: nodeName, Logf: logf,
+		// As in the sandbox: tests ask for more cores than the machine has; nothing limits them.
+		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32")},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "spark e2e: starting the cluster:", err)
+		return 1
+	}
+	defer s.Stop()
+	shared.stack, shared.binary = s, binary
+	fmt.Fprintf(os.Stderr, "spark e2e: the controller is %s\n", s.Controller)
+
+	code := m.Run()
+	if code != 0 && !keep {
+		fmt.Fprintln(os.Stderr, "spark e2e: set SPARKHOOKS_E2E_KEEP=1 to keep the logs (cluster.log, cluster/logs/, pod logs) of a run")
+	}
+	return code
+}

@@ -1,0 +1,79 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+)
+
+// TestControlPlane starts etcd and the three control-plane components and checks what only the
+// real ones do: the controller-manager's service-account and root-CA publishers fill a new
+// namespace, and the API server refuses an invalid Pod and prints tables.
+func TestControlPlane(t *testing.T) {
+	binDir := os.Getenv("KUBE_BIN_DIR")
+	if binDir == "" {
+		t.Skip("KUBE_BIN_DIR is not set: build the control plane with make kube")
+	}
+	dir := t.TempDir()
+	etcd, err := localcluster.StartEtcd(filepath.Join(dir, "etcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Stop()
+	port, err := freePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := startControlPlane(ctx, controlPlaneOptions{
+		dir: dir, binDir: binDir, etcdURL: etcd.ClientURL, address: fmt.Sprintf("127.0.0.1:%d", port),
+		nodeIP: netip.MustParseAddr("192.0.2.1"), now: time.Now(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.stop()
+	client, err := kubernetes.NewForConfig(cp.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, what := range []string{"serviceaccount default", "configmap kube-root-ca.crt"} {
+		kind, name, _ := strings.Cut(what, " ")
+		deadline := time.Now().Add(time.Minute)
+		for {
+			var err error
+			if kind == "serviceaccount" {
+				_, err = client.CoreV1().ServiceAccounts("default").Get(ctx, name, metav1.GetOptions{})
+			} else {
+				_, err = client.CoreV1().ConfigMaps("default").Get(ctx, name, metav1.GetOptions{})
+			}
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s in default: %v", what, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	out, err := localcluster.Kubectl(ctx, cp.kubeconfig, "run", "bad", "--image=busybox", "--overrides", `{"spec":{"containers":[{"name":"UPPER","image":"busybox"}]}}`)
+	if err == nil || !strings.Contains(out, "Invalid value") {
+		t.Errorf("an invalid pod: %v: %s", err, out)
+	}
+	// The server's table: a STATUS column kubectl does not know of itself.
+	out, err = localcluster.Kubectl(ctx, cp.kubeconfig, "get", "namespace", "default")
+	if err != nil || !strings.Contains(out, "STATUS") || !strings.Contains(out, "Active") {
+		t.Errorf("kubectl get namespace prints no server-side table: %v: %s", err, out)
+	}
+}
