@@ -71,11 +71,14 @@ memload:
 ## helm), Metacontroller from METACONTROLLER_BIN or the stand-in, kubectl as the user, and real Spark
 ## on the process kubelet (root; see docs/process-kubelet.md and docs/local.md). `make e2e
 ## E2EFLAGS=-race` (what CI runs) runs the tests and the server binary under the race detector.
-## One package at a time: the Spark JVMs need both cores.
+## One package at a time: the Spark JVMs need both cores. The contract suite (sandbox/e2e) runs
+## under the stand-in, then again under the real Metacontroller when METACONTROLLER_BIN is set.
 e2e: spark-images
 	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
 	export SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \
-	cd sandbox && $(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m ./internal/localcluster/... ./internal/stack/... ./e2e/...
+	cd sandbox && $(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m ./internal/localcluster/... ./internal/stack/... ./e2e/... && \
+	if [ -n "$$METACONTROLLER_BIN" ]; then \
+		SPARKHOOKS_E2E_CONTROLLER=metacontroller $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 20m ./e2e/; fi
 
 ## kueue: the Kueue controller (sigs.k8s.io/kueue/cmd/kueue, pinned) the Kueue e2e test runs,
 ## built in its own module once per user into ~/.cache/sparkhooks/kueue; prints its path

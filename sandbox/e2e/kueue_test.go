@@ -245,6 +245,7 @@ func queuedCondition(app *unstructured.Unstructured) (status, message string) {
 // completion frees the quota (its Workload is deleted) and the second runs; a preemption stops
 // the second's driver and queues it again, and it runs when admitted again.
 func TestKueueQueuesApplications(t *testing.T) {
+	skipUnderMetacontroller(t, "the test runs a registration of its own, with Kueue's Workloads as a child")
 	require.NoError(t, installKueueCRDs())
 	w := newWorld(t, hooksURL, queuedRegistration(t, appController))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -414,6 +415,7 @@ func freePort(t *testing.T) int {
 // second waits SUSPENDED with Kueue's own message; when the first completes its Workload goes,
 // and Kueue admits the second, which runs to completion too.
 func TestKueueRealControllerAdmitsOneOfTwo(t *testing.T) {
+	skipUnderMetacontroller(t, "the test runs a registration of its own, with Kueue's Workloads as a child")
 	require.NoError(t, installKueueCRDs())
 	startKueue(t)
 	w := newWorld(t, hooksURL, queuedRegistration(t, appController))

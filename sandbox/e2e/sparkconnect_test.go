@@ -75,11 +75,7 @@ func TestSparkConnectServes(t *testing.T) {
 		return apierrors.IsNotFound(err), nil
 	})
 	require.NoError(t, err, "the server Pod is deleted")
-	stats := w.controllers["sparkhooks-sparkconnect"].Stats(w.ns, name)
-	t.Logf("%s: %d syncs, %d status writes, children: %d created, %d updated, %d drifted, %d deleted",
-		name, stats.Syncs, stats.StatusWrites, stats.Children.Creates, stats.Children.Updates, stats.Children.Drifts, stats.Children.Deletes)
-	assert.Zero(t, stats.Children.Updates, "children rewritten after creation: %v", stats.Children.Changed)
-	assert.Zero(t, stats.Children.Drifts, "children answered differently from their creation: %v", stats.Children.Changed)
+	w.checkChildrenUnchanged(t, "sparkhooks-sparkconnect", sparkConnects, "SparkConnect", name)
 }
 
 func (w *world) waitConnect(t *testing.T, name string, ok func(*unstructured.Unstructured) bool) *unstructured.Unstructured {

@@ -37,26 +37,48 @@ const (
 // controller retries within 2s, so anything slower is a failure, not a slow machine.
 const waitTimeout = 45 * time.Second
 
+// metacontrollerSettle is how long a test waits for Metacontroller's syncs where the stand-in
+// would let it count them: Metacontroller syncs on the watch event of a change, within
+// milliseconds here, and again after the hook's resyncAfterSeconds.
+const metacontrollerSettle = 3 * time.Second
+
 // hooksURL is the chart's hook server: its Service, which shared.hookClient reaches.
 const hooksURL = stack.HookBaseURL
 
 // world is one test's slice of the cluster: its own namespace, a fake kubelet for it, and the
 // contract controllers limited to it, all stopped when the test ends.
 type world struct {
-	t           *testing.T
-	ns          string
-	dyn         dynamic.Interface
-	core        kubernetes.Interface
-	kubelet     *harness.Kubelet
+	t       *testing.T
+	ns      string
+	dyn     dynamic.Interface
+	core    kubernetes.Interface
+	kubelet *harness.Kubelet
+	// controllers are the stand-in's, one per registration; none under Metacontroller.
 	controllers map[string]*localcluster.ContractController
+	// writes counts what reached the namespace's objects, under either controller.
+	writes *apiWrites
 	// stateLogs are the applications whose states the test watches (watchStates).
 	stateLogs map[string]*stateLog
 }
 
 // newWorld starts a namespace with a kubelet and one contract controller per registration file
-// (in metacontroller/, or an absolute path), with the hook URLs pointed at hookURL.
+// (in metacontroller/, or an absolute path), with the hook URLs pointed at hookURL. Under
+// Metacontroller the chart's registrations run it already, for every namespace: a test that needs
+// another registration or hook is skipped, as Metacontroller would run it for every namespace and
+// beside the chart's own.
 func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 	t.Helper()
+	if shared.metacontroller && len(registrations) > 0 {
+		if hookURL != hooksURL {
+			skipUnderMetacontroller(t, "the test calls a hook of its own ("+hookURL+"), not the chart's")
+		}
+		for _, file := range registrations {
+			if filepath.IsAbs(file) {
+				skipUnderMetacontroller(t, "the test runs a registration of its own ("+filepath.Base(file)+"), not the chart's")
+			}
+		}
+		registrations = nil
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var running sync.WaitGroup
 	t.Cleanup(func() {
@@ -72,6 +94,7 @@ func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 	w.core, err = kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 	w.ns = createTeamNamespace(t, w.core, "e2e")
+	w.watchWrites(ctx)
 
 	w.kubelet, err = harness.NewKubelet(cfg, w.ns)
 	require.NoError(t, err)
@@ -100,6 +123,15 @@ func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 		}()
 	}
 	return w
+}
+
+// skipUnderMetacontroller skips a test that needs a stand-in controller of its own, before it
+// sets anything up.
+func skipUnderMetacontroller(t *testing.T, why string) {
+	t.Helper()
+	if shared.metacontroller {
+		t.Skip("under Metacontroller: " + why)
+	}
 }
 
 // sparkServiceAccount is the account the examples' drivers name (spec.driver.serviceAccount) and
@@ -275,6 +307,13 @@ func (w *world) waitState(name, state string) error {
 		observed, _, _ := unstructured.NestedInt64(app.Object, "status", "observedGeneration")
 		return appState(app) == state && observed == app.GetGeneration()
 	})
+}
+
+// standIn is the stand-in controller of the registration named name, whose counts go beyond what
+// the API server sees (syncs, answers that would have changed a child, stale reads); nil under
+// Metacontroller.
+func (w *world) standIn(name string) *localcluster.ContractController {
+	return w.controllers[name]
 }
 
 func (w *world) controllerDiagnosis(name string) string {

@@ -106,7 +106,12 @@ func (k *Kubelet) terminate(ctx context.Context, pod *corev1.Pod) {
 		return
 	case <-time.After(k.TerminationDelay):
 	}
+	// Only this pod: by the time the delay is over it may be gone, and a new pod of the same name
+	// (the next attempt's driver) running in its place.
 	_ = k.updateStatus(ctx, pod.Name, func(p *corev1.Pod) {
+		if p.UID != pod.UID {
+			return
+		}
 		if p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodPending {
 			p.Status.Phase = corev1.PodFailed
 			terminateContainers(p, 143, "Error", "")
