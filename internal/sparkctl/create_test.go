@@ -267,7 +267,7 @@ func TestCreateStagesLocalDependencies(t *testing.T) {
 	f = newFixture(t)
 	_, errOut, code = f.run("create", "-f", pi, "--upload-to", "s3://b")
 	assert.Equal(t, ExitError, code)
-	assert.Contains(t, errOut, "this build cannot upload to s3://")
+	assert.Contains(t, errOut, "no stager for s3://")
 }
 
 // TestCreateFromScheduledIsARunTheHookKeeps: the run sparkctl makes, taken as Metacontroller
