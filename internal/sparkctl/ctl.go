@@ -178,7 +178,9 @@ type cli struct {
 func newRoot(env *Env) *cobra.Command {
 	c := &cli{env: env}
 	root := &cobra.Command{
-		Use:           env.Name,
+		// A plugin's command is named after its binary (kubectl-spark) and displayed as kubectl
+		// runs it (kubectl spark): cobra puts the display name in place of the name in usage lines.
+		Use:           strings.ReplaceAll(env.Name, " ", "-"),
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: env.Name},
 		Short:         "Run and inspect Spark applications managed by sparkhooks",
 		SilenceUsage:  true,

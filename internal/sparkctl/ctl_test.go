@@ -87,6 +87,6 @@ func TestFlagsOnlyWhereHonoured(t *testing.T) {
 func TestRootWithoutCommandPrintsHelp(t *testing.T) {
 	out, errOut, code := newFixture(t).run()
 	require.Zero(t, code, errOut)
-	assert.Contains(t, out, "kubectl spark [command]")
+	assert.Contains(t, out, "Usage:\n  kubectl spark [flags]\n  kubectl spark [command]\n")
 	assert.Contains(t, out, "forward")
 }
