@@ -24,7 +24,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/sparkhooks /sparkhooks
 # The kubectl plugin, for `docker cp` or an init container that puts it on a PATH
-# (docs/sparkctl.md); `sparkhooks ctl` runs the same commands.
+# (docs/sparkctl.md).
 COPY --from=build /out/kubectl-spark /kubectl-spark
 USER 65532:65532
 # 8080: hooks, probes, metrics; 8443: the admission webhook (TLS).

@@ -1,6 +1,6 @@
 // Command kubectl-spark is sparkhooks' command-line tool as a kubectl plugin: on PATH, kubectl
-// runs it as `kubectl spark ...` (docs/sparkctl.md). `sparkhooks ctl ...` runs the same commands
-// except staging to object stores, whose SDKs only this binary links.
+// runs it as `kubectl spark ...` (docs/sparkctl.md). It is a binary of its own so that the server
+// (cmd/sparkhooks) links none of its CLI, port-forwarding and object-store code.
 package main
 
 import (

@@ -1,7 +1,8 @@
 // Command sparkhooks runs the sparkhooks hook server (serve), prints what the sync hook would
 // create for a SparkApplication file (render), deletes the SparkApplications whose time to live
-// is over (gc), runs the command-line tool (ctl, the same as kubectl-spark), or prints its
-// version (version).
+// is over (gc), or prints its version (version). The command-line tool is the kubectl plugin
+// kubectl-spark, a binary of its own: the server links none of its cobra, port-forwarding and
+// WebSocket code.
 package main
 
 import (
@@ -12,14 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/sparkhooks/sparkhooks/internal/sparkctl"
 )
-
-// exitCode ends the process with a code the command chose, having said why itself.
-type exitCode struct{ code int }
-
-func (e *exitCode) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
@@ -30,7 +24,6 @@ commands:
   serve     run the hook server (Metacontroller hooks, admission webhook, probes, metrics)
   render    print the objects and status the sync hook would return for a SparkApplication file
   gc        delete the SparkApplications whose time to live is over, once
-  ctl       the command-line tool (kubectl spark): create, list, status, log, forward, ...
   version   print the version
 `
 
@@ -38,10 +31,6 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		var exit *exitCode
-		if errors.As(err, &exit) {
-			os.Exit(exit.code)
-		}
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(os.Stderr, "sparkhooks:", err)
 		}
@@ -63,13 +52,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return render(args[1:], stdout, stderr)
 	case "gc":
 		return gc(ctx, args[1:], stderr)
-	case "ctl":
-		env := sparkctl.DefaultEnv("sparkhooks ctl")
-		env.Stdout, env.Stderr = stdout, stderr
-		if code := sparkctl.Run(ctx, env, args[1:]); code != sparkctl.ExitOK {
-			return &exitCode{code: code}
-		}
-		return nil
 	case "version":
 		_, err := fmt.Fprintln(stdout, version)
 		return err

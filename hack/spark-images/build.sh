@@ -8,10 +8,13 @@
 #   images.json        the image table: image references -> layer and image configuration
 #   pyclient-4.0.1/    venv with the Spark Connect Python client 4.0.1
 #   kubeflow-sdk/      venv with the Kubeflow SDK (kubeflow.spark.SparkClient) and its client
+#   .pip-download/     venv with the pip and setuptools that download the pyspark sdists
 #
-# Downloads are pinned by sha256 and kept in SPARK_DOWNLOADS_DIR (default .cache/downloads); a
-# file already there is reused when its checksum matches. Each layer and venv carries a stamp of
-# its inputs, so a second run with nothing changed only checks the stamps.
+# Downloads go through pip, so the user's pip configuration (index, mirror, proxy) applies; they
+# are pinned by sha256 (pyspark-<version>.txt, requirements-*.txt) and kept in SPARK_DOWNLOADS_DIR
+# (default .cache/downloads); a file already there is reused when its checksum matches. Each layer
+# and venv carries a stamp of its inputs, so a second run with nothing changed only checks the
+# stamps.
 #
 # Environment: SPARK_IMAGES_JDK (default /usr/lib/jvm/java-17-openjdk-amd64), the JDK 17 the
 # layers link as /opt/java/openjdk and that compiles the examples; SPARK_IMAGES_PYTHON, the
@@ -24,13 +27,14 @@ out=${SPARK_IMAGES_DIR:-$repo/.cache/spark-images}
 downloads=${SPARK_DOWNLOADS_DIR:-$repo/.cache/downloads}
 jdk=${SPARK_IMAGES_JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
 
-# The Spark distributions: the PyPI pyspark sdists carry a full binary distribution (deps/bin,
+# The Spark distributions: the pyspark sdists carry a full binary distribution (deps/bin,
 # sbin, jars, data, licenses), the release's python/lib zips (lib/) and the pyspark package.
-# version  scala  size  sha256  url
+# Each sdist is pinned by its sha256 in pyspark-<version>.txt.
+# version  scala
 sdists=(
-  "3.5.3 2.12 317304325 68b7cc0c0c570a7d8644f49f40d2da8709b01d30c9126cc8cf93b4f84f3d9747 https://files.pythonhosted.org/packages/9a/90/cb80c8cf194958ab9a3242851c62fa5aef1a0b42f2d9642f1e2eca098005/pyspark-3.5.3.tar.gz"
-  "4.0.1 2.13 434204896 9d1f22d994f60369228397e3479003ffe2dd736ba79165003246ff7bd48e2c73 https://files.pythonhosted.org/packages/ae/40/1414582f16c1d7b051c668c2e19c62d21a18bd181d944cb24f5ddbb2423f/pyspark-4.0.1.tar.gz"
-  "4.3.0 2.13 455910862 e8c517948eff7088a7aa07449aa8eafa4a15a8d50319de2525a6fd26622476c6 https://files.pythonhosted.org/packages/46/b2/4e28aaffe28db4745ac5df3ee9115719c1b5da5cce4106bee99c82d1eb2c/pyspark-4.3.0.tar.gz"
+  "3.5.3 2.12"
+  "4.0.1 2.13"
+  "4.3.0 2.13"
 )
 
 # The image configuration of the stock images (apache/spark-docker's Dockerfiles on
@@ -78,22 +82,33 @@ fi
 mkdir -p "$out/.stamps" "$downloads"
 
 # ---------------------------------------------------------------------------------------------
-# fetch <file> <size> <sha256> <url>: the file in the download cache, verified.
-fetch() {
-  local file=$1 size=$2 sum=$3 url=$4 dest=$downloads/$1
-  if [ -f "$dest" ] && [ "$(stat -c %s "$dest")" = "$size" ] && [ "$(sha256 "$dest")" = "$sum" ]; then
+# pinned_sha256 <requirements file>: the one sha256 a --require-hashes file pins.
+pinned_sha256() {
+  local sum
+  sum=$(sed -n 's/.*--hash=sha256:\([0-9a-f]\{64\}\).*/\1/p' "$1")
+  [ "$(printf '%s\n' "$sum" | wc -w)" = 1 ] || die "$1 must pin exactly one sha256"
+  printf '%s\n' "$sum"
+}
+
+# fetch_sdist <version> <sha256>: pyspark-<version>.tar.gz in the download cache, verified. pip
+# downloads it from the index the user's pip configuration names, and checks the pinned hash.
+# pip prepares an sdist's metadata even for a download: without build isolation, in the venv
+# .pip-download (build requirements hash-checked too), not in one pip fills from the index
+# unpinned. --no-cache-dir: the download cache is the only copy kept.
+fetch_sdist() {
+  local version=$1 sum=$2 file=pyspark-$1.tar.gz
+  if [ -f "$downloads/$file" ] && [ "$(sha256 "$downloads/$file")" = "$sum" ]; then
     step "download $file: cached, sha256 verified"
     return 0
   fi
-  step "download $file ($((size / 1048576)) MiB) from $url"
-  curl -fsSL --retry 3 --retry-delay 2 -o "$dest.part" "$url"
-  local got
-  got=$(sha256 "$dest.part")
-  if [ "$got" != "$sum" ]; then
-    rm -f "$dest.part"
-    die "$file: sha256 $got, expected $sum"
-  fi
-  mv "$dest.part" "$dest"
+  rm -f "$downloads/$file"
+  build_venv .pip-download
+  step "download $file: pip download --require-hashes -r pyspark-$version.txt"
+  "$out/.pip-download/bin/python" -m pip download --disable-pip-version-check --no-cache-dir \
+    --no-deps --no-binary :all: --no-build-isolation --require-hashes \
+    -r "$here/pyspark-$version.txt" -d "$downloads" ||
+    die "pip download of $file failed: pip says why above (package index unreachable, hash mismatch, ...)"
+  [ -f "$downloads/$file" ] || die "pip download saved no $file in $downloads"
 }
 
 # write_if_changed <file>: standard input to the file, leaving it untouched when identical.
@@ -117,9 +132,10 @@ users_file() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# build_root <version> <scala> <size> <sha256> <url>: the layer spark-<version>.
+# build_root <version> <scala>: the layer spark-<version>.
 build_root() {
-  local version=$1 scala=$2 size=$3 sum=$4 url=$5
+  local version=$1 scala=$2 sum
+  sum=$(pinned_sha256 "$here/pyspark-$version.txt")
   local name=spark-$version root=$out/spark-$version stamp=$out/.stamps/spark-$version
   local home locale_alias=no
   # The stock spark user: useradd --system without a home on 3.5, with -d /nonexistent on 4.0.
@@ -146,7 +162,7 @@ build_root() {
     return 0
   fi
 
-  fetch "pyspark-$version.tar.gz" "$size" "$sum" "$url"
+  fetch_sdist "$version" "$sum"
 
   local tmp=$out/.$name.tmp work=$out/.$name.work
   rm -rf "$tmp" "$work"

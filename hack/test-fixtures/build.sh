@@ -18,6 +18,8 @@ fake_gcs=github.com/fsouza/fake-gcs-server@v1.56.1
 # runs on the Hadoop 3.4 client of Spark 4.0.
 connector=com.google.cloud.bigdataoss:gcs-connector:3.1.18:jar:shaded
 connector_sha256=9eaeb8452af54c2a0feaa60bd570eb36b695d8666736979fec0f8d60e578e9c0
+# Named with its version: a bare dependency:copy runs whichever version the local Maven binds.
+dependency_plugin=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
 
 cache=${SPARKHOOKS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparkhooks}/fixtures
 mkdir -p "$cache"
@@ -41,7 +43,7 @@ IFS=: read -r group artifact version _ classifier <<<"$connector"
 jar="$cache/$artifact-$version-$classifier.jar"
 if ! echo "$connector_sha256  $jar" | sha256sum --check --status 2>/dev/null; then
 	echo "fetching $connector with Maven" >&2
-	mvn --batch-mode --quiet -Dstyle.color=never dependency:copy -Dartifact="$connector" -DoutputDirectory="$cache" -Dmdep.overWriteReleases=true >&2
+	mvn --batch-mode --quiet -Dstyle.color=never "$dependency_plugin:copy" -Dartifact="$connector" -DoutputDirectory="$cache" -Dmdep.overWriteReleases=true >&2
 	echo "$connector_sha256  $jar" | sha256sum --check --quiet
 fi
 

@@ -50,6 +50,15 @@ const (
 	kfNoResource   = "spark-internal" // SparkLauncher.NO_RESOURCE
 )
 
+// kfLauncherNoResourceClasses are the main classes spark-submit's launcher runs with the primary
+// resource spark-internal when the command line names none (SparkSubmitCommandBuilder's
+// specialClasses, less the shells).
+var kfLauncherNoResourceClasses = map[string]bool{
+	"org.apache.spark.sql.hive.thriftserver.SparkSQLCLIDriver": true,
+	"org.apache.spark.sql.hive.thriftserver.HiveThriftServer2": true,
+	"org.apache.spark.sql.connect.service.SparkConnectServer":  true,
+}
+
 // kfCase is one example, built by us, next to what Kubeflow's spark-submit would make of it.
 type kfCase struct {
 	name   string
@@ -439,7 +448,8 @@ func (s kfSubmit) effectiveMainClass() string {
 // kfSparkSubmit parses spark-submit's command line as SparkSubmitArguments does and derives the
 // properties SparkSubmit.prepareSubmitEnvironment sets from the flags. A flag wins over the
 // --conf of the same key; the last --conf of a key wins; the first positional argument is the
-// primary resource and everything after it belongs to the application.
+// primary resource and everything after it belongs to the application (without one, the
+// launcher's no-resource classes run with spark-internal).
 func kfSparkSubmit(argv []string) (kfSubmit, error) {
 	s := kfSubmit{conf: map[string]string{}}
 	flags := map[string]string{
@@ -488,10 +498,14 @@ func kfSparkSubmit(argv []string) (kfSubmit, error) {
 			fromFlags[key] = value
 		}
 	}
-	if i >= len(argv) {
+	switch {
+	case i < len(argv):
+		s.primary, s.appArgs = argv[i], append([]string(nil), argv[i+1:]...)
+	case kfLauncherNoResourceClasses[s.mainClass]:
+		s.primary = kfNoResource
+	default:
 		return s, fmt.Errorf("no primary resource")
 	}
-	s.primary, s.appArgs = argv[i], append([]string(nil), argv[i+1:]...)
 	for k, v := range fromFlags {
 		s.conf[k] = v
 	}

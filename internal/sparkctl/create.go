@@ -47,7 +47,7 @@ ConfigMap owned by the application and spec.hadoopConfigMap names it.
 Local files in mainApplicationFile and deps.jars/files/pyFiles are uploaded to --upload-to
 (s3://bucket/prefix or gs://bucket/prefix) under spark-app-dependencies/NAMESPACE/NAME/ and
 replaced by their remote URIs (s3a:// for S3, which is how Spark reads S3).`,
-		Args: cobra.MaximumNArgs(1),
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.hadoopConfDir == "" {
 				o.hadoopConfDir = c.env.Getenv("HADOOP_CONF_DIR")

@@ -54,7 +54,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 
 func TestCreateFromFile(t *testing.T) {
 	dir := t.TempDir()
-	pi := writeFile(t, dir, "pi.yaml", fmt.Sprintf(piYAML, "local:///opt/spark/examples/jars/spark-examples.jar", "https://repo1.maven.org/x.jar"))
+	pi := writeFile(t, dir, "pi.yaml", fmt.Sprintf(piYAML, "local:///opt/spark/examples/jars/spark-examples.jar", "https://artifacts.example.com/x.jar"))
 	elsewhere := writeFile(t, dir, "elsewhere.yaml", strings.Replace(fmt.Sprintf(piYAML, "local:///x.jar", "local:///y.jar"), "name: spark-pi", "name: spark-pi\n  namespace: team-b", 1))
 	two := writeFile(t, dir, "two.yaml", fmt.Sprintf(piYAML, "local:///x.jar", "local:///y.jar")+"---\n"+
 		"apiVersion: sparkoperator.k8s.io/v1beta2\nkind: ScheduledSparkApplication\nmetadata: {name: nightly}\nspec: {schedule: '@daily', template: {type: Scala}}\n")
@@ -267,7 +267,7 @@ func TestCreateStagesLocalDependencies(t *testing.T) {
 	f = newFixture(t)
 	_, errOut, code = f.run("create", "-f", pi, "--upload-to", "s3://b")
 	assert.Equal(t, ExitError, code)
-	assert.Contains(t, errOut, "this build cannot upload to s3://")
+	assert.Contains(t, errOut, "no stager for s3://")
 }
 
 // TestCreateFromScheduledIsARunTheHookKeeps: the run sparkctl makes, taken as Metacontroller

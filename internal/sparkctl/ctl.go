@@ -28,7 +28,7 @@ const (
 
 // Env is everything a command takes from outside the process.
 type Env struct {
-	// Name is how the user calls the tool, for usage lines: "kubectl spark", "sparkhooks ctl".
+	// Name is how the user calls the tool, for usage lines: "kubectl spark".
 	Name           string
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -37,8 +37,8 @@ type Env struct {
 	// Connect makes the clients for the connection flags; nil loads the kubeconfig as kubectl
 	// does (KUBECONFIG, ~/.kube/config, in-cluster).
 	Connect func(ConnFlags) (*Clients, error)
-	// Stagers upload local dependencies, by the scheme of --upload-to; nil is the real object
-	// stores (S3 and GCS).
+	// Stagers upload local dependencies, by the scheme of --upload-to (staging.Stagers: S3 and
+	// GCS).
 	Stagers map[string]Stager
 	// Poll is how often waiting commands look again; 0 is one second.
 	Poll time.Duration
@@ -139,36 +139,48 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	switch {
 	case errors.As(err, &exit):
 		return exit.code
-	case errors.As(err, &usage), isCobraUsage(err):
+	case errors.As(err, &usage):
 		return ExitUsage
 	}
 	return ExitError
 }
 
-// isCobraUsage recognises cobra's own command-line errors, which it returns as plain errors.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, prefix := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires ", "bad flag syntax", "required flag"} {
-		if strings.HasPrefix(msg, prefix) {
-			return true
+// usageArgs makes the errors of a cobra argument validator usage errors: cobra returns them as
+// plain errors, which would otherwise exit 1.
+func usageArgs(validate cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := validate(cmd, args); err != nil {
+			return &usageError{msg: err.Error()}
 		}
+		return nil
 	}
-	return false
 }
 
-// cli holds the parsed global flags of one run.
+// noSubcommand is the root's argument validator: an argument that names no command.
+func noSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if suggestions := cmd.SuggestionsFor(args[0]); len(suggestions) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(suggestions, ", "))
+	}
+	return &usageError{msg: msg}
+}
+
+// cli holds the connection flags of one run, which every command honours.
 type cli struct {
-	env           *Env
-	conn          ConnFlags
-	allNamespaces bool
-	output        string
-	clients       *Clients
+	env     *Env
+	conn    ConnFlags
+	clients *Clients
 }
 
 func newRoot(env *Env) *cobra.Command {
 	c := &cli{env: env}
 	root := &cobra.Command{
-		Use:           env.Name,
+		// A plugin's command is named after its binary (kubectl-spark) and displayed as kubectl
+		// runs it (kubectl spark): cobra puts the display name in place of the name in usage lines.
+		Use:           strings.ReplaceAll(env.Name, " ", "-"),
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: env.Name},
 		Short:         "Run and inspect Spark applications managed by sparkhooks",
 		SilenceUsage:  true,
@@ -178,23 +190,20 @@ func newRoot(env *Env) *cobra.Command {
 NAME is a SparkApplication; KIND/NAME names another kind (scheduledsparkapp/NAME,
 sparkconnect/NAME). Exit codes: 0 success, 1 failure, 2 bad command line, 3 the
 application followed by create --follow failed.`,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			switch c.output {
-			case "", "json", "yaml":
-			default:
-				return usageErrorf("--output %q: want json or yaml", c.output)
-			}
-			return nil
-		},
+		// Runnable, as kubectl's root is, so that cobra validates its arguments: an unknown
+		// command is then a usage error, not the help text and success.
+		Args: noSubcommand,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		// cobra's default, which it sets only where it makes suggestions itself.
+		SuggestionsMinimumDistance: 2,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
+	// cobra calls this for the flag errors of every command.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&c.conn.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file")
 	pf.StringVar(&c.conn.Context, "context", "", "the kubeconfig context to use")
 	pf.StringVarP(&c.conn.Namespace, "namespace", "n", "", "the namespace (default: the context's)")
-	pf.BoolVarP(&c.allNamespaces, "all-namespaces", "A", false, "every namespace (list)")
-	pf.StringVarP(&c.output, "output", "o", "", "output format: json or yaml (default: a table or text)")
 	root.AddCommand(c.createCmd(), c.listCmd(), c.statusCmd(), c.eventCmd(), c.logCmd(), c.forwardCmd(), c.deleteCmd())
 	return root
 }

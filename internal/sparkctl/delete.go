@@ -14,7 +14,7 @@ func (c *cli) deleteCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete NAME|KIND/NAME...",
 		Short: "Delete applications (their pods, services and config maps go with them)",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cl, err := c.connect()
 			if err != nil {

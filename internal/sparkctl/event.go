@@ -17,10 +17,11 @@ import (
 )
 
 func (c *cli) eventCmd() *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "event NAME|KIND/NAME",
 		Short: "Show the events of an application and of its pods, oldest first",
-		Args:  cobra.ExactArgs(1),
+		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			k, name, err := parseRef(args[0])
 			if err != nil {
@@ -51,7 +52,7 @@ func (c *cli) eventCmd() *cobra.Command {
 				}
 			}
 			slices.SortStableFunc(events, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
-			if c.output != "" {
+			if output != "" {
 				items := make([]map[string]any, len(events))
 				for i := range events {
 					u, err := toUnstructured(&events[i])
@@ -62,7 +63,7 @@ func (c *cli) eventCmd() *cobra.Command {
 					u.SetKind("Event")
 					items[i] = u.Object
 				}
-				return printStructured(cmd.OutOrStdout(), c.output, listObject(items))
+				return printStructured(cmd.OutOrStdout(), output, listObject(items))
 			}
 			if len(events) == 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "No events for %s %s.\n", k.Kind, name)
@@ -77,6 +78,8 @@ func (c *cli) eventCmd() *cobra.Command {
 			return t.flush()
 		},
 	}
+	addOutputFlag(cmd, &output)
+	return cmd
 }
 
 // podsOf tells which pod names belong to the application: its driver (every attempt reuses the

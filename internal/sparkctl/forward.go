@@ -27,7 +27,7 @@ func (c *cli) forwardCmd() *cobra.Command {
 		Long: `Forward a local port to a port of the application's driver pod (or Spark Connect
 server) through the API server, as kubectl port-forward does, until interrupted. The
 default is 4040:4040, the Spark UI; LOCAL 0 picks a free port.`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: usageArgs(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			k, name, err := parseRef(args[0], kindSparkApp, kindConnect)
 			if err != nil {

@@ -14,11 +14,17 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 )
 
+type listOptions struct {
+	allNamespaces bool
+	output        string
+}
+
 func (c *cli) listCmd() *cobra.Command {
-	return &cobra.Command{
+	var o listOptions
+	cmd := &cobra.Command{
 		Use:   "list [sparkapp|scheduledsparkapp|sparkconnect]",
 		Short: "List applications (SparkApplications unless a kind is given)",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			k := kindSparkApp
 			if len(args) == 1 {
@@ -27,18 +33,21 @@ func (c *cli) listCmd() *cobra.Command {
 					return err
 				}
 			}
-			return c.list(cmd, k)
+			return c.list(cmd, k, &o)
 		},
 	}
+	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list the applications of every namespace")
+	addOutputFlag(cmd, &o.output)
+	return cmd
 }
 
-func (c *cli) list(cmd *cobra.Command, k kind) error {
+func (c *cli) list(cmd *cobra.Command, k kind, o *listOptions) error {
 	cl, err := c.connect()
 	if err != nil {
 		return err
 	}
 	ns := cl.Namespace
-	if c.allNamespaces {
+	if o.allNamespaces {
 		ns = metav1.NamespaceAll
 	}
 	list, err := cl.Dynamic.Resource(k.GVR).Namespace(ns).List(cmd.Context(), metav1.ListOptions{})
@@ -53,15 +62,15 @@ func (c *cli) list(cmd *cobra.Command, k kind) error {
 		return strings.Compare(a.GetName(), b.GetName())
 	})
 	out := cmd.OutOrStdout()
-	if c.output != "" {
+	if o.output != "" {
 		objs := make([]map[string]any, len(items))
 		for i := range items {
 			objs[i] = items[i].Object
 		}
-		return printStructured(out, c.output, listObject(objs))
+		return printStructured(out, o.output, listObject(objs))
 	}
 	if len(items) == 0 {
-		if c.allNamespaces {
+		if o.allNamespaces {
 			fmt.Fprintf(cmd.ErrOrStderr(), "No %s found.\n", k.GVR.Resource)
 		} else {
 			fmt.Fprintf(cmd.ErrOrStderr(), "No %s found in namespace %s.\n", k.GVR.Resource, ns)
@@ -72,7 +81,7 @@ func (c *cli) list(cmd *cobra.Command, k kind) error {
 	if err != nil {
 		return err
 	}
-	if c.allNamespaces {
+	if o.allNamespaces {
 		headers = append([]string{"NAMESPACE"}, headers...)
 		for i := range rows {
 			rows[i] = append([]string{items[i].GetNamespace()}, rows[i]...)

@@ -32,7 +32,7 @@ the current attempt's), or of a Spark Connect server.
 
 --previous prints the previous run of the container, when the kubelet restarted it; an
 earlier attempt of the application ran in a pod that no longer exists, and its log went with it.`,
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			k, name, err := parseRef(args[0], kindSparkApp, kindConnect)
 			if err != nil {

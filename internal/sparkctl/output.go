@@ -8,10 +8,24 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/yaml"
 )
+
+// addOutputFlag declares -o on a command that prints objects, and refuses a format other than
+// json or yaml before the command runs.
+func addOutputFlag(cmd *cobra.Command, format *string) {
+	cmd.Flags().StringVarP(format, "output", "o", "", "output format: json or yaml (default: a table or text)")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		switch *format {
+		case "", "json", "yaml":
+			return nil
+		}
+		return usageErrorf("--output %q: want json or yaml", *format)
+	}
+}
 
 // printStructured writes obj as JSON or YAML, as -o asks.
 func printStructured(w io.Writer, format string, obj any) error {

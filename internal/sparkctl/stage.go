@@ -120,7 +120,7 @@ func (c *cli) stager(uploadTo string) (*url.URL, Stager, error) {
 	}
 	s, ok := c.env.Stagers[u.Scheme]
 	if !ok {
-		return nil, nil, fmt.Errorf("--upload-to %s: this build cannot upload to %s:// (use kubectl-spark)", uploadTo, u.Scheme)
+		return nil, nil, fmt.Errorf("--upload-to %s: no stager for %s://", uploadTo, u.Scheme)
 	}
 	return u, s, nil
 }

@@ -18,10 +18,11 @@ import (
 )
 
 func (c *cli) statusCmd() *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "status NAME|KIND/NAME",
 		Short: "Show the state, attempts, driver, executors, conditions and what an application waits for",
-		Args:  cobra.ExactArgs(1),
+		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			k, name, err := parseRef(args[0])
 			if err != nil {
@@ -36,8 +37,8 @@ func (c *cli) statusCmd() *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			if c.output != "" {
-				return printStructured(out, c.output, obj.Object)
+			if output != "" {
+				return printStructured(out, output, obj.Object)
 			}
 			switch k.Kind {
 			case kindSparkApp.Kind:
@@ -61,6 +62,8 @@ func (c *cli) statusCmd() *cobra.Command {
 			}
 		},
 	}
+	addOutputFlag(cmd, &output)
+	return cmd
 }
 
 // fields prints "Label:  value" lines, aligned, skipping empty values.
