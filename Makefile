@@ -30,10 +30,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	cd sandbox && $(GO) test -run '^$$' -bench . -benchmem ./...
 
-## lint: gofmt check and go vet, of both modules (the sandbox's end-to-end files too)
+## lint: gofmt check, go vet of both modules (the sandbox's end-to-end files too), and no registry
+## host name in a tracked file
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
+	hack/check-registry-hosts.sh
 	$(GO) vet ./...
 	cd sandbox && $(GO) vet -tags e2e ./...
 
