@@ -38,8 +38,8 @@ type world struct {
 	last     *metacontroller.SyncResponse
 	lastErr  error
 	// events are the Events of every answered sync, in order.
-	events []event.Event
-	created  []string // "Kind/name" in creation order
+	events  []event.Event
+	created []string // "Kind/name" in creation order
 	// rejectPods makes every Pod creation fail, as a quota or an admission webhook would.
 	rejectPods bool
 	deleted    []string
