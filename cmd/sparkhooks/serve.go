@@ -18,6 +18,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
+	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
 	"github.com/sparkhooks/sparkhooks/internal/sparkcluster"
 	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
@@ -171,6 +172,9 @@ func runServer(ctx context.Context, opts serveOptions, logger *slog.Logger, plai
 	cfg := hooks.Config{
 		Events:                    events,
 		SparkApplicationEvents:    sparkapp.Story,
+		ScheduledEvents:           schedule.Story,
+		SparkConnectEvents:        sparkconnect.Story,
+		SparkClusterEvents:        sparkcluster.Story,
 		SparkApplicationSync:      deps.sparkSync,
 		SparkApplicationFinalize:  deps.sparkFinalize,
 		SparkApplicationCustomize: deps.sparkCustomize,
