@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sparkhooks/sparkhooks/internal/event"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
 )
@@ -25,6 +26,16 @@ type Outcome struct {
 
 // SyncFunc is a pure sync or finalize decision.
 type SyncFunc func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, Outcome, error)
+
+// EventsFunc tells the Events of a sync that has been answered, from the request's parent and
+// the answer: the transition between the status observed and the status answered.
+type EventsFunc func(parent json.RawMessage, answered *metacontroller.SyncResponse) (event.Story, error)
+
+// EventRecorder takes the Events of answered syncs. Record runs on the answer's goroutine after
+// the answer is written, so it must return at once and derive later.
+type EventRecorder interface {
+	Record(hook string, derive func() (event.Story, error))
+}
 
 // CustomizeFunc is a pure customize decision.
 type CustomizeFunc func(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error)
@@ -94,8 +105,14 @@ func stateLabel(s string) string {
 	return s
 }
 
-func newSyncHandler(name string, decide SyncFunc, now func() time.Time, m *metrics.Metrics, logger *slog.Logger) http.HandlerFunc {
+// newSyncHandler serves a sync decision. With a recorder and tell, the Events of every answered
+// sync are handed to the recorder once the answer is written: the answer itself stays a pure
+// function of the request.
+func newSyncHandler(name string, decide SyncFunc, tell EventsFunc, events EventRecorder, now func() time.Time, m *metrics.Metrics, logger *slog.Logger) http.HandlerFunc {
 	rec := hookRecorder{name: name, metrics: m, logger: logger}
+	if events == nil {
+		tell = nil
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		var req metacontroller.SyncRequest
@@ -126,6 +143,10 @@ func newSyncHandler(name string, decide SyncFunc, now func() time.Time, m *metri
 		}
 		rec.record(outcome)
 		rec.ok(w, r, start, body)
+		if tell != nil {
+			parent := req.Parent
+			events.Record(name, func() (event.Story, error) { return tell(parent, resp) })
+		}
 	}
 }
 

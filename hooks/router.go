@@ -32,6 +32,13 @@ type Config struct {
 	// A nil decision or Mutate handler leaves its route unregistered (404).
 	Mutate http.Handler
 
+	// Events, when set, records the Events the *Events functions tell of every answered sync.
+	Events                 EventRecorder
+	SparkApplicationEvents EventsFunc
+	ScheduledEvents        EventsFunc
+	SparkConnectEvents     EventsFunc
+	SparkClusterEvents     EventsFunc
+
 	Metrics      *metrics.Metrics
 	Logger       *slog.Logger
 	Now          func() time.Time
@@ -70,21 +77,23 @@ func NewRouter(cfg Config) http.Handler {
 	r.Method(http.MethodGet, MetricsPath, promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{}))
 	r.Group(func(r chi.Router) {
 		r.Use(admitBody(cfg.MaxBodyBytes, cfg.Inflight, cfg.Metrics))
+		// Finalize hooks tell no Events: the parent is on its way out.
 		syncRoutes := []struct {
 			path, hook string
 			decide     SyncFunc
+			tell       EventsFunc
 		}{
-			{SparkApplicationSyncPath, "sparkapplication_sync", cfg.SparkApplicationSync},
-			{SparkApplicationFinalizePath, "sparkapplication_finalize", cfg.SparkApplicationFinalize},
-			{ScheduledSyncPath, "scheduledsparkapplication_sync", cfg.ScheduledSync},
-			{SparkConnectSyncPath, "sparkconnect_sync", cfg.SparkConnectSync},
-			{SparkConnectFinalizePath, "sparkconnect_finalize", cfg.SparkConnectFinalize},
-			{SparkClusterSyncPath, "sparkcluster_sync", cfg.SparkClusterSync},
-			{SparkClusterFinalizePath, "sparkcluster_finalize", cfg.SparkClusterFinalize},
+			{SparkApplicationSyncPath, "sparkapplication_sync", cfg.SparkApplicationSync, cfg.SparkApplicationEvents},
+			{SparkApplicationFinalizePath, "sparkapplication_finalize", cfg.SparkApplicationFinalize, nil},
+			{ScheduledSyncPath, "scheduledsparkapplication_sync", cfg.ScheduledSync, cfg.ScheduledEvents},
+			{SparkConnectSyncPath, "sparkconnect_sync", cfg.SparkConnectSync, cfg.SparkConnectEvents},
+			{SparkConnectFinalizePath, "sparkconnect_finalize", cfg.SparkConnectFinalize, nil},
+			{SparkClusterSyncPath, "sparkcluster_sync", cfg.SparkClusterSync, cfg.SparkClusterEvents},
+			{SparkClusterFinalizePath, "sparkcluster_finalize", cfg.SparkClusterFinalize, nil},
 		}
 		for _, route := range syncRoutes {
 			if route.decide != nil {
-				r.Post(route.path, newSyncHandler(route.hook, route.decide, cfg.Now, cfg.Metrics, cfg.Logger))
+				r.Post(route.path, newSyncHandler(route.hook, route.decide, route.tell, cfg.Events, cfg.Now, cfg.Metrics, cfg.Logger))
 			}
 		}
 		customizeRoutes := []struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sparkhooks/sparkhooks/internal/event"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
 )
@@ -184,4 +185,58 @@ func TestSyncSkipsTheDecisionForAGoneCaller(t *testing.T) {
 
 	router.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, SparkApplicationSyncPath, strings.NewReader(body)))
 	assert.Equal(t, 1, decided)
+}
+
+type storyRecorder struct {
+	hooks   []string
+	derives []func() (event.Story, error)
+}
+
+func (s *storyRecorder) Record(hook string, derive func() (event.Story, error)) {
+	s.hooks = append(s.hooks, hook)
+	s.derives = append(s.derives, derive)
+}
+
+// TestSyncHandsTheAnsweredSyncToTheEventRecorder: an answered sync's story is handed over
+// (derived later, from the request's parent and the very answer written), a refused one's is
+// not, and neither is a finalize's.
+func TestSyncHandsTheAnsweredSyncToTheEventRecorder(t *testing.T) {
+	cfg := testConfig(metrics.New())
+	events := &storyRecorder{}
+	cfg.Events = events
+	var gotParent string
+	var gotStatus any
+	cfg.SparkApplicationEvents = func(parent json.RawMessage, answered *metacontroller.SyncResponse) (event.Story, error) {
+		gotParent, gotStatus = string(parent), answered.Status
+		return event.Story{Events: []event.Event{event.New(event.Normal, "R", "A", "m")}}, nil
+	}
+	h := NewRouter(cfg)
+	post := func(path, name string) int {
+		rr := httptest.NewRecorder()
+		h.ServeHTTP(rr, httptest.NewRequest(http.MethodPost, path, strings.NewReader(`{"parent":{"metadata":{"name":"`+name+`"}}}`)))
+		return rr.Code
+	}
+	require.Equal(t, http.StatusOK, post(SparkApplicationSyncPath, "ok"))
+	require.Equal(t, http.StatusConflict, post(SparkApplicationSyncPath, "stale"))
+	require.Equal(t, http.StatusOK, post(SparkApplicationFinalizePath, "ok"))
+	require.Equal(t, []string{"sparkapplication_sync"}, events.hooks)
+	assert.Empty(t, gotParent, "derived later, not on the answer's path")
+
+	story, err := events.derives[0]()
+	require.NoError(t, err)
+	assert.Len(t, story.Events, 1)
+	assert.JSONEq(t, `{"metadata":{"name":"ok"}}`, gotParent)
+	assert.Equal(t, map[string]any{"now": fixedNow.Format(time.RFC3339), "finalizing": false}, gotStatus)
+}
+
+// TestSyncWithoutAnEventRecorderTellsNothing: no recorder (--events=false), no derivation.
+func TestSyncWithoutAnEventRecorderTellsNothing(t *testing.T) {
+	cfg := testConfig(metrics.New())
+	cfg.SparkApplicationEvents = func(json.RawMessage, *metacontroller.SyncResponse) (event.Story, error) {
+		t.Fatal("derived without a recorder")
+		return event.Story{}, nil
+	}
+	rr := httptest.NewRecorder()
+	NewRouter(cfg).ServeHTTP(rr, httptest.NewRequest(http.MethodPost, SparkApplicationSyncPath, strings.NewReader(`{"parent":{"metadata":{"name":"ok"}}}`)))
+	assert.Equal(t, http.StatusOK, rr.Code)
 }

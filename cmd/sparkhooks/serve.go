@@ -14,8 +14,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
+	"github.com/sparkhooks/sparkhooks/internal/schedule"
+	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
 	"github.com/sparkhooks/sparkhooks/internal/sparkcluster"
 	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 )
@@ -33,6 +37,7 @@ type serveOptions struct {
 	logLevel         string
 	shutdownTimeout  time.Duration
 	decisions        decisionOptions
+	events           eventsOptions
 }
 
 func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
@@ -51,10 +56,14 @@ func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
 	f.string(&o.logLevel, "log-level", "SPARKHOOKS_LOG_LEVEL", "info", "debug, info, warn or error")
 	f.duration(&o.shutdownTimeout, "shutdown-timeout", "SPARKHOOKS_SHUTDOWN_TIMEOUT", 20*time.Second, "how long in-flight requests may take to finish after SIGTERM")
 	addDecisionFlags(f, &o.decisions)
+	addEventsFlags(f, &o.events)
 	if err := f.parse(args); err != nil {
 		return o, err
 	}
 	if err := o.decisions.validate(); err != nil {
+		return o, err
+	}
+	if err := o.events.validate(); err != nil {
 		return o, err
 	}
 	if (o.tlsCertFile == "") != (o.tlsKeyFile == "") {
@@ -119,6 +128,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// client-go, which records the Events, logs through klog: into the same JSON lines.
+	klog.SetSlogLogger(logger)
 	if limit := goMemoryLimit(opts.memoryLimitBytes, os.Getenv("GOMEMLIMIT") != ""); limit > 0 {
 		debug.SetMemoryLimit(limit)
 		logger.Info("go memory limit set", slog.Int64("bytes", limit), slog.Int64("container_limit_bytes", opts.memoryLimitBytes))
@@ -149,7 +160,21 @@ func runServer(ctx context.Context, opts serveOptions, logger *slog.Logger, plai
 		}
 		return err
 	}
+	events, stopEvents, err := startEvents(ctx, opts.events, deps.metrics, logger)
+	if err != nil {
+		_ = plain.Close()
+		if secure != nil {
+			_ = secure.Close()
+		}
+		return err
+	}
+	defer stopEvents()
 	cfg := hooks.Config{
+		Events:                    events,
+		SparkApplicationEvents:    sparkapp.Story,
+		ScheduledEvents:           schedule.Story,
+		SparkConnectEvents:        sparkconnect.Story,
+		SparkClusterEvents:        sparkcluster.Story,
 		SparkApplicationSync:      deps.sparkSync,
 		SparkApplicationFinalize:  deps.sparkFinalize,
 		SparkApplicationCustomize: deps.sparkCustomize,

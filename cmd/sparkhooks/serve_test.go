@@ -3,15 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 func TestParseServeOptions(t *testing.T) {
@@ -152,4 +158,69 @@ func TestRunCommands(t *testing.T) {
 	assert.Equal(t, version+"\n", out.String())
 	assert.ErrorIs(t, run(context.Background(), []string{"frobnicate"}, &out, &errOut), errUsage)
 	assert.Contains(t, errOut.String(), `unknown command "frobnicate"`)
+}
+
+// TestServeRecordsEventsAfterAnswering runs serve against a stand-in API server and sends it
+// the sync of a new SparkApplication: the answer comes back, and then the Event of its
+// submission is created in the application's namespace, through events.k8s.io/v1.
+func TestServeRecordsEventsAfterAnswering(t *testing.T) {
+	created := make(chan *eventsv1.Event, 10)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/apis/events.k8s.io/v1/namespaces/spark-jobs/events" {
+			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+		ev, ok := obj.(*eventsv1.Event)
+		if err != nil || !ok {
+			http.Error(w, "not an Event", http.StatusBadRequest)
+			return
+		}
+		created <- ev
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(ev)
+	}))
+	defer api.Close()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "`+api.URL+`"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600))
+
+	plain, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts, err := parseServeOptions([]string{"--kubeconfig=" + kubeconfig}, io.Discard)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- runServer(ctx, opts, slog.New(slog.DiscardHandler), plain, nil) }()
+
+	body, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sync", "new-spark-pi", "request.json"))
+	require.NoError(t, err)
+	var resp *http.Response
+	require.Eventually(t, func() bool {
+		resp, err = http.Post("http://"+plain.Addr().String()+"/sparkapplication/sync", "application/json", bytes.NewReader(body))
+		return err == nil
+	}, 5*time.Second, 20*time.Millisecond)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	select {
+	case ev := <-created:
+		assert.Equal(t, "SparkApplicationSubmitted", ev.Reason)
+		assert.Equal(t, "Normal", ev.Type)
+		assert.Equal(t, "sparkhooks", ev.ReportingController)
+		assert.Equal(t, "SparkApplication", ev.Regarding.Kind)
+		assert.Equal(t, "spark-pi", ev.Regarding.Name)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no Event created")
+	}
+	cancel()
+	require.NoError(t, <-done)
 }

@@ -123,6 +123,7 @@ func TestRenderedChart(t *testing.T) {
 			c.networkPolicy()
 			c.observability()
 			c.gc()
+			c.events()
 			c.userRoles()
 		})
 	}
@@ -227,7 +228,7 @@ func (c *renderedChart) deployment() {
 
 	pod := dep.Spec.Template.Spec
 	require.NotNil(t, pod.AutomountServiceAccountToken)
-	assert.False(t, *pod.AutomountServiceAccountToken, "the hooks never call the API")
+	assert.True(t, *pod.AutomountServiceAccountToken, "the server records Events: the hooks themselves never call the API")
 	sc := pod.SecurityContext
 	require.NotNil(t, sc)
 	assert.Equal(t, ptr(true), sc.RunAsNonRoot)
@@ -530,7 +531,7 @@ func (c *renderedChart) sparkRBAC() {
 		assert.Equal(t, "spark", sa.Name)
 		var binding *rbacv1.RoleBinding
 		for _, b := range c.m.roleBindings {
-			if b.Namespace == ns && !isGC(b) {
+			if b.Namespace == ns && !isGC(b) && !isEvents(b) {
 				binding = b
 			}
 		}
@@ -549,7 +550,7 @@ func (c *renderedChart) sparkRBAC() {
 	}
 	var roleNamespaces []string
 	for _, r := range c.m.roles {
-		if !isGC(r) {
+		if !isGC(r) && !isEvents(r) {
 			roleNamespaces = append(roleNamespaces, r.Namespace)
 		}
 	}
@@ -593,7 +594,13 @@ func (c *renderedChart) networkPolicy() {
 	np := c.m.networkPolicies[0]
 	assert.Equal(t, *c.dep.Spec.Selector, np.Spec.PodSelector)
 	assert.ElementsMatch(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}, np.Spec.PolicyTypes)
-	assert.Empty(t, np.Spec.Egress, "the hooks open no connections")
+	require.Len(t, np.Spec.Egress, 1, "the hooks open no connections; the server's Events go to the API server")
+	assert.Empty(t, np.Spec.Egress[0].To, "apiServerTo is empty: the API server's address differs per cluster")
+	var egressPorts []int32
+	for _, p := range np.Spec.Egress[0].Ports {
+		egressPorts = append(egressPorts, p.Port.IntVal)
+	}
+	assert.Equal(t, []int32{443, 6443}, egressPorts)
 	ports := map[int32][]networkingv1.NetworkPolicyPeer{}
 	for _, rule := range np.Spec.Ingress {
 		for _, p := range rule.Ports {

@@ -37,6 +37,26 @@ func Compare(t testing.TB, path string, got []byte, update bool, rerun string) {
 	}
 }
 
+// CompareEvents checks the Events a sync tells against the golden file at path, which is
+// absent when the sync tells none: most syncs decide nothing new, and an empty file per case
+// would hide the ones that do.
+func CompareEvents(t testing.TB, path string, events any, count int, update bool, rerun string) {
+	t.Helper()
+	if count > 0 {
+		Compare(t, path, Indented(t, events), update, rerun)
+		return
+	}
+	if update {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatalf("golden %s lists Events, but the sync tells none (run %s -update if that is intended)", path, rerun)
+	}
+}
+
 // FirstDifference shows the first lines where want and got part, with three lines of context.
 func FirstDifference(want, got []byte) string {
 	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")

@@ -2,6 +2,7 @@ package goldentest
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -21,4 +22,13 @@ func TestCompareWritesThenMatches(t *testing.T) {
 	Compare(t, path, []byte("{}\n"), true, "go test")
 	Compare(t, path, []byte("{}\n"), false, "go test")
 	assert.Contains(t, FirstDifference([]byte("a\nb\nc"), []byte("a\nx\nc")), "- b\n- c\n+ x\n+ c")
+}
+
+func TestCompareEventsWantsNoFileForNoEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.json")
+	CompareEvents(t, path, []string{"SparkApplicationSubmitted"}, 1, true, "go test")
+	CompareEvents(t, path, []string{"SparkApplicationSubmitted"}, 1, false, "go test")
+	CompareEvents(t, path, nil, 0, true, "go test")
+	_, err := os.Stat(path)
+	assert.True(t, os.IsNotExist(err), "rewriting a case that tells no Events removes its file")
 }

@@ -23,6 +23,8 @@ type Metrics struct {
 	ValidationRefusals  *prometheus.CounterVec
 	InflightBytes       prometheus.Gauge
 	InflightRejections  *prometheus.CounterVec
+	EventsRecorded      *prometheus.CounterVec
+	EventsDropped       *prometheus.CounterVec
 }
 
 // hookBuckets start well below a millisecond: the hooks' own share of a sync is meant to be
@@ -84,13 +86,21 @@ func New() *Metrics {
 			Name: "sparkhooks_inflight_rejections_total",
 			Help: "Requests answered 503 because the in-flight body budget stayed full for --inflight-wait, by route pattern.",
 		}, []string{"route"}),
+		EventsRecorded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sparkhooks_events_total",
+			Help: "Kubernetes Events handed to the events recorder, by type and reason (the recorder folds repeats into series and retries failed writes).",
+		}, []string{"type", "reason"}),
+		EventsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sparkhooks_events_dropped_total",
+			Help: "Answered syncs whose Events were dropped because the queue of Events to record was full, by hook.",
+		}, []string{"hook"}),
 	}
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.HTTPRequestDuration, m.HookDuration, m.HookRefusals, m.SyncTransitions, m.Submissions,
 		m.Restarts, m.Mutations, m.AdmissionDenials, m.ValidationFailures, m.ValidationRefusals, m.InflightBytes,
-		m.InflightRejections,
+		m.InflightRejections, m.EventsRecorded, m.EventsDropped,
 	)
 	return m
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sparkhooks/sparkhooks/internal/goldentest"
+
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -51,6 +53,10 @@ func TestGolden(t *testing.T) {
 			want, err := os.ReadFile(respPath)
 			require.NoError(t, err, "run go test ./internal/schedule -run TestGolden -update")
 			assert.Equal(t, string(want), string(got))
+
+			story, err := Story(req.Parent, resp)
+			require.NoError(t, err)
+			goldentest.CompareEvents(t, filepath.Join(dir, "events.json"), story.Events, len(story.Events), *update, "go test ./internal/schedule -run TestGolden")
 
 			checkStatusSchema(t, ssaSchema, req, got)
 			checkRunsSchema(t, appSchema, got)

@@ -46,6 +46,34 @@ ValueError: invalid literal for int() with base 10: 'abc'
 			"SparkContext: Error initializing SparkContext."},
 		{"a log tail that names nothing", `26/11/24 13:50:02 INFO ShutdownHookManager: Shutdown hook called
 26/11/24 13:50:02 INFO ShutdownHookManager: Deleting directory /tmp/spark-1`, ""},
+		{"a JVM OutOfMemoryError through py4j, above its stack trace", `Traceback (most recent call last):
+  File "/opt/spark/work-dir/job.py", line 12, in <module>
+    df.count()
+  File "/opt/spark/python/lib/pyspark.zip/pyspark/sql/dataframe.py", line 1234, in count
+py4j.protocol.Py4JJavaError: An error occurred while calling o312.count.
+: java.lang.OutOfMemoryError: Java heap space
+	at java.base/java.util.Arrays.copyOf(Arrays.java:3537)
+	at org.apache.spark.sql.Dataset.count(Dataset.scala:3615)
+	at java.base/java.lang.Thread.run(Thread.java:840)
+
+26/11/24 14:00:01 INFO SparkContext: Invoking stop() from shutdown hook
+26/11/24 14:00:01 INFO ShutdownHookManager: Shutdown hook called`,
+			"py4j.protocol.Py4JJavaError: An error occurred while calling o312.count.; caused by java.lang.OutOfMemoryError: Java heap space"},
+		{"a JVM OutOfMemoryError in a Scala driver", `Exception in thread "main" java.lang.OutOfMemoryError: Java heap space
+	at scala.collection.mutable.ArrayBuffer.ensureSize(ArrayBuffer.scala:58)
+26/11/24 14:05:00 ERROR Utils: Uncaught exception in thread shutdown-hook-0
+26/11/24 14:05:00 INFO ShutdownHookManager: Shutdown hook called`,
+			"java.lang.OutOfMemoryError: Java heap space"},
+		{"an OutOfMemoryError as the root cause", `Exception in thread "main" org.apache.spark.SparkException: Job aborted due to stage failure
+Caused by: java.lang.OutOfMemoryError: GC overhead limit exceeded
+	at java.base/java.lang.OutOfMemoryError.<init>(OutOfMemoryError.java:1)`,
+			"java.lang.OutOfMemoryError: GC overhead limit exceeded"},
+		{"a Java exception through py4j", `Traceback (most recent call last):
+  File "/opt/spark/work-dir/job.py", line 5, in <module>
+py4j.protocol.Py4JJavaError: An error occurred while calling o41.load.
+: org.apache.spark.sql.AnalysisException: [PATH_NOT_FOUND] Path does not exist: file:/data/in.
+	at org.apache.spark.sql.errors.QueryCompilationErrors$.dataPathNotExistError(QueryCompilationErrors.scala:1500)`,
+			"py4j.protocol.Py4JJavaError: An error occurred while calling o41.load.; caused by org.apache.spark.sql.AnalysisException: [PATH_NOT_FOUND] Path does not exist: file:/data/in."},
 		{"bounded", "Exception in thread \"main\" java.lang.IllegalStateException: " + strings.Repeat("x", 2000),
 			"java.lang.IllegalStateException: " + strings.Repeat("x", maxCause-len("java.lang.IllegalStateException: ")) + "…"},
 	} {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
+	"github.com/sparkhooks/sparkhooks/internal/event"
 	"github.com/sparkhooks/sparkhooks/internal/goldentest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -38,6 +39,8 @@ func TestGolden(t *testing.T) {
 				got := runHook(t, hook, body, caseNow(t, dir), caseConfig(t, dir))
 				if hook == "sync" {
 					checkStatusSchema(t, crd, got)
+					events := syncEvents(t, body, caseNow(t, dir), caseConfig(t, dir))
+					goldentest.CompareEvents(t, filepath.Join(dir, "events.json"), events, len(events), *update, "go test ./internal/sparkapp -run TestGolden")
 				}
 				compareGolden(t, filepath.Join(dir, "response.json"), got)
 			})
@@ -98,6 +101,21 @@ func runHook(t *testing.T, hook string, body []byte, now time.Time, cfg Config) 
 	out, err := json.MarshalIndent(resp, "", "  ")
 	require.NoError(t, err)
 	return append(out, '\n')
+}
+
+// syncEvents are the Events the server records after answering a sync request: none for a
+// request the hook refuses.
+func syncEvents(t *testing.T, body []byte, now time.Time, cfg Config) []event.Event {
+	t.Helper()
+	var req metacontroller.SyncRequest
+	require.NoError(t, json.Unmarshal(body, &req))
+	resp, _, err := Sync(&req, now, cfg)
+	if err != nil {
+		return nil
+	}
+	story, err := Story(req.Parent, resp)
+	require.NoError(t, err)
+	return story.Events
 }
 
 func checkStatusSchema(t *testing.T, crd *crdschema.Validator, response []byte) {

@@ -170,7 +170,7 @@ func (d *decider) evicted() {
 	d.suspend()
 	d.setCondition(condQueued, metav1.ConditionTrue, conditionReason(reason),
 		fmt.Sprintf("the attempt was stopped by Kueue and waits in LocalQueue %s again: %s", d.queue.name, msg), d.now)
-	d.removeCondition(condDriverRequested, condDriverStarted, condDriverReady, condExecutorsReady, condDriverMissing, condTimedOut)
+	d.removeCondition(condDriverRequested, condDriverStarted, condDriverReady, condExecutorsReady, condDriverMissing, condTimedOut, condExecutorFailed)
 }
 
 // queueChildren adds the Workload to the answer: the one the gate created or kept, else the

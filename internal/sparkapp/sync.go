@@ -46,6 +46,7 @@ func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacont
 	if err := d.decide(); err != nil {
 		return nil, Decision{}, err
 	}
+	d.settleConditions()
 	d.queueChildren()
 	if err := d.checkLivePodsKept(); err != nil {
 		return nil, Decision{}, err
@@ -71,6 +72,10 @@ type decider struct {
 	workload any       // the Workload child of the answer, when the queue decided one
 	deadline time.Time // nearest instant at which a decision changes by itself
 	decision Decision
+	// failReason names the failure this sync decided, for the Failed condition.
+	failReason string
+	// retry says when the next attempt starts, when this sync scheduled a retry.
+	retry string
 }
 
 func newDecider(in *input, now time.Time, cfg Config) *decider {
@@ -306,7 +311,7 @@ func (d *decider) submit() {
 	st.DriverInfo = d.driverInfo(objs)
 	d.setState(v1beta2.ApplicationStateSubmitted, "")
 
-	d.removeCondition(condDriverMissing, condTimedOut, condFailed, condExpired)
+	d.removeCondition(condDriverMissing, condTimedOut, condFailed, condComplete, condExpired, condExecutorFailed)
 	d.setCondition(condDriverRequested, metav1.ConditionTrue, "Submitted",
 		fmt.Sprintf("attempt %d submitted as %s (Spark application %s)", attempt, sub.SubmissionID, sub.AppID), d.now)
 	d.driverNotStarted()
@@ -385,7 +390,7 @@ func (d *decider) resetAttempts() {
 	st.ExecutorState = nil
 	st.AppState.ErrorMessage = ""
 	d.removeCondition(condDriverRequested, condDriverStarted, condDriverReady, condExecutorsReady,
-		condDriverMissing, condTimedOut, condFailed, condExpired)
+		condDriverMissing, condTimedOut, condFailed, condComplete, condExpired, condExecutorFailed)
 }
 
 // suspend releases every child and parks the application until spec.suspend is false again.
@@ -445,6 +450,7 @@ func (d *decider) submissionFailed() {
 	}
 	due := d.retryDue(d.spec.Spec.RestartPolicy.OnSubmissionFailureRetryInterval, d.status.LastSubmissionAttemptTime.Time)
 	if d.now.Before(due) {
+		d.retry = d.retryNote(due, d.spec.Spec.RestartPolicy.OnSubmissionFailureRetries, d.status.SubmissionAttempts)
 		d.wakeAt(due)
 		return
 	}
@@ -469,6 +475,17 @@ func (d *decider) retryAllowed(retries *int32, attempts int32) bool {
 		return retries != nil && attempts <= *retries
 	}
 	return false
+}
+
+// retryNote says when the next attempt starts and how many retries the restart policy has
+// left; it is dated, not counted down, so that a repeated sync writes the same words.
+func (d *decider) retryNote(due time.Time, retries *int32, attempts int32) string {
+	policy := d.spec.Spec.RestartPolicy.Type
+	note := fmt.Sprintf("the next attempt starts at %s (restartPolicy %s", due.UTC().Format(time.RFC3339), policy)
+	if policy == v1beta2.RestartPolicyOnFailure && retries != nil {
+		note += fmt.Sprintf(", retry %d of %d", attempts, *retries)
+	}
+	return note + ")"
 }
 
 // terminate records the end of the current attempt, keeping the first termination time seen.
@@ -497,12 +514,14 @@ func (d *decider) attemptSucceeded(finished time.Time) {
 // attemptFailed handles a failed attempt: retried by the restart policy (its children are
 // released now, the next attempt starts after the retry interval) or final.
 func (d *decider) attemptFailed(reason, msg string, at time.Time) {
-	d.setCondition(condFailed, metav1.ConditionTrue, reason, msg, d.now)
+	d.failReason = reason
 	if d.shouldRetryRun() {
 		d.terminate(v1beta2.ApplicationStateFailing, msg, at)
 		d.decision.RestartReason = reason
 		d.releaseChildren()
-		d.wakeAt(d.retryDue(d.spec.Spec.RestartPolicy.OnFailureRetryInterval, d.status.TerminationTime.Time))
+		due := d.retryDue(d.spec.Spec.RestartPolicy.OnFailureRetryInterval, d.status.TerminationTime.Time)
+		d.retry = d.retryNote(due, d.spec.Spec.RestartPolicy.OnFailureRetries, d.status.ExecutionAttempts)
+		d.wakeAt(due)
 		return
 	}
 	d.terminate(v1beta2.ApplicationStateFailed, msg, at)

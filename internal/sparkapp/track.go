@@ -18,7 +18,7 @@ func (d *decider) track() {
 		return
 	}
 	d.removeCondition(condDriverMissing)
-	obs := observeDriver(pod)
+	obs := observeDriver(pod, d.in.children[keyPod][pod.Metadata.Name])
 	if obs.state != v1beta2.DriverStatePending {
 		d.refreshUIAddress()
 	}
@@ -122,6 +122,9 @@ func (d *decider) driverPending(obs driverObservation) {
 	msg := "the driver Pod is waiting to be scheduled or started"
 	if !routineWaits[obs.waiting] {
 		msg = "the driver container is waiting: " + obs.waiting
+		if obs.unscheduled {
+			msg = "the driver Pod is not scheduled: " + obs.waiting
+		}
 		if obs.waitingOn != "" {
 			msg += ": " + obs.waitingOn
 		}
@@ -165,7 +168,7 @@ func (d *decider) driverRunning(obs driverObservation) {
 	if started.IsZero() {
 		started = d.now
 	}
-	d.setCondition(condDriverStarted, metav1.ConditionTrue, "Started", "the driver container is running", started)
+	d.setCondition(condDriverStarted, metav1.ConditionTrue, "Started", "the driver container started", started)
 	if !obs.ready.IsZero() {
 		d.setCondition(condDriverReady, metav1.ConditionTrue, "Ready", "the driver Pod is ready", obs.ready)
 	} else {
@@ -230,6 +233,7 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 	next := make(map[string]v1beta2.ExecutorState, min(len(d.in.execs), limit))
 	var counts [5]int // by executorStateIndex
 	total := 0
+	var lastFailed *podView // in executor id order, the failed executor Pod started last
 	for _, pod := range d.in.execs {
 		if pod.Metadata.Labels[driver.LabelAppSelector] != appID {
 			continue
@@ -239,6 +243,9 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 		total++
 		if len(next) < limit {
 			next[pod.Metadata.Name] = state
+		}
+		if state == v1beta2.ExecutorStateFailed {
+			lastFailed = pod
 		}
 	}
 	// Executors that were tracked and are gone keep an entry, settled by how the application
@@ -260,6 +267,12 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 		next = nil
 	}
 	d.status.ExecutorState = next
+	if lastFailed != nil {
+		d.executorFailed(lastFailed)
+	}
+	if !activeStates[d.status.AppState.State] {
+		return false // settleConditions retires ExecutorsReady of an attempt that has ended
+	}
 
 	running := counts[executorStateIndex(v1beta2.ExecutorStateRunning)]
 	want := d.minExecutors()
@@ -322,4 +335,54 @@ func executorStateIndex(s v1beta2.ExecutorState) int {
 		return 3
 	}
 	return 4
+}
+
+// executorFailed reports why the last failed executor of the attempt failed, and how many
+// failed, in the ExecutorFailed condition. The driver replaces lost executors itself, so this
+// only explains; but the cause is lost with the Pod, which the driver deletes soon after.
+func (d *decider) executorFailed(pod *podView) {
+	failed := 0
+	for _, state := range d.status.ExecutorState {
+		if state == v1beta2.ExecutorStateFailed {
+			failed++
+		}
+	}
+	reason, cause := d.executorFailure(pod)
+	d.setCondition(condExecutorFailed, metav1.ConditionTrue, reason,
+		fmt.Sprintf("%d executors of this attempt failed; the last: %s", failed, cause), d.now)
+}
+
+// executorContainer is the name Spark gives the executor's main container.
+const executorContainer = "spark-kubernetes-executor"
+
+// executorFailure names why a failed executor Pod failed.
+func (d *decider) executorFailure(pod *podView) (reason, cause string) {
+	name := pod.Metadata.Name
+	switch {
+	case pod.Status.Reason == "Evicted":
+		return "ExecutorEvicted", fmt.Sprintf("executor Pod %s was evicted: %s", name, pod.Status.Message)
+	case isDisrupted(pod):
+		reason := "ExecutorNodeLost"
+		if disruptionReason(pod) == ReasonPreempted {
+			reason = "ExecutorPreempted"
+		}
+		return reason, fmt.Sprintf("executor Pod %s was disrupted: %s", name, disruptionMessage(pod))
+	}
+	c := findContainer(pod.Status.ContainerStatuses, executorContainer)
+	if c == nil || c.State.Terminated == nil {
+		return "ExecutorFailed", fmt.Sprintf("executor Pod %s failed: %s %s", name, pod.Status.Reason, pod.Status.Message)
+	}
+	t := c.State.Terminated
+	if t.Reason == "OOMKilled" {
+		raw := d.in.related[keyPod][name]
+		return "ExecutorOOMKilled", oomKilledMessage("executor Pod "+name, "executor", t.ExitCode, memoryLimit(raw, c.Name))
+	}
+	cause = fmt.Sprintf("executor Pod %s failed with exit code %d", name, t.ExitCode)
+	if t.Reason != "" {
+		cause += ", reason " + t.Reason
+	}
+	if why := failureCause(t.Message); why != "" {
+		cause += ": " + why
+	}
+	return "ExecutorFailed", cause
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/event"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -36,7 +37,9 @@ type world struct {
 	syncs    int
 	last     *metacontroller.SyncResponse
 	lastErr  error
-	created  []string // "Kind/name" in creation order
+	// events are the Events of every answered sync, in order.
+	events  []event.Event
+	created []string // "Kind/name" in creation order
 	// rejectPods makes every Pod creation fail, as a quota or an admission webhook would.
 	rejectPods bool
 	deleted    []string
@@ -109,11 +112,15 @@ func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
 func (w *world) sync() error {
 	w.t.Helper()
 	w.syncs++
-	resp, _, err := Sync(w.request(false), w.now, w.cfg)
+	req := w.request(false)
+	resp, _, err := Sync(req, w.now, w.cfg)
 	w.last, w.lastErr = resp, err
 	if err != nil {
 		return err
 	}
+	story, err := Story(req.Parent, resp)
+	require.NoError(w.t, err)
+	w.events = append(w.events, story.Events...)
 	w.apply(resp)
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
+	"github.com/sparkhooks/sparkhooks/internal/event"
 	"github.com/sparkhooks/sparkhooks/internal/goldentest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -156,10 +157,16 @@ func TestGolden(t *testing.T) {
 			reqBody := goldentest.Indented(t, req)
 			var resp any
 			r, _, err := Sync(req, w.now)
+			var events []event.Event
 			if err != nil {
 				resp = goldentest.ErrorAnswer(err)
 			} else {
 				resp = r
+				if !c.finalizing {
+					story, err := Story(req.Parent, r)
+					require.NoError(t, err)
+					events = story.Events
+				}
 				var obj map[string]any
 				require.NoError(t, json.Unmarshal(mustJSON(t, w.c), &obj))
 				var status map[string]any
@@ -171,6 +178,7 @@ func TestGolden(t *testing.T) {
 			compareGolden(t, filepath.Join(dir, "now.txt"), []byte(w.now.Format(time.RFC3339)+"\n"))
 			compareGolden(t, filepath.Join(dir, "request.json"), reqBody)
 			compareGolden(t, filepath.Join(dir, "response.json"), goldentest.Indented(t, resp))
+			goldentest.CompareEvents(t, filepath.Join(dir, "events.json"), events, len(events), *update, "go test ./internal/sparkcluster -run TestGolden")
 		})
 	}
 }

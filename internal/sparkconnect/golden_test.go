@@ -14,6 +14,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
+	"github.com/sparkhooks/sparkhooks/internal/event"
 	"github.com/sparkhooks/sparkhooks/internal/goldentest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -189,12 +190,17 @@ func TestGolden(t *testing.T) {
 				req = sreq
 				reqBody := goldentest.Indented(t, sreq)
 				r, _, err := Sync(sreq, w.now, w.cfg)
+				var events []event.Event
 				if err != nil {
 					resp = goldentest.ErrorAnswer(err)
 				} else {
 					resp = r
 					checkStatusSchema(t, crd, w.sc, r)
+					story, err := Story(sreq.Parent, r)
+					require.NoError(t, err)
+					events = story.Events
 				}
+				goldentest.CompareEvents(t, filepath.Join(dir, "events.json"), events, len(events), *update, "go test ./internal/sparkconnect -run TestGolden")
 				compareGolden(t, filepath.Join(dir, "now.txt"), []byte(w.now.Format(time.RFC3339)+"\n"))
 				compareGolden(t, filepath.Join(dir, "request.json"), reqBody)
 				compareGolden(t, filepath.Join(dir, "response.json"), goldentest.Indented(t, resp))

@@ -36,6 +36,7 @@ type Result struct {
 // Condition types and reasons.
 const (
 	condServerPodReady = "ServerPodReady"
+	condReady          = "Ready"
 	condSpecValid      = "SpecValid"
 	maxMessage         = 4096
 )
@@ -281,6 +282,9 @@ func (d *decider) setState(state v1alpha1.SparkConnectState, reason, msg string)
 		status = metav1.ConditionTrue
 	}
 	d.setCondition(condServerPodReady, status, reason, msg)
+	// Ready says the same under the name kubectl wait --for=condition=Ready and other tools
+	// look for; ServerPodReady stays for the Kubeflow SDK.
+	d.setCondition(condReady, status, reason, msg)
 }
 
 func (d *decider) setCondition(typ string, status metav1.ConditionStatus, reason, msg string) {

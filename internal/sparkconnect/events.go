@@ -1,0 +1,78 @@
+package sparkconnect
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
+	"github.com/sparkhooks/sparkhooks/internal/event"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// Event reasons of a Spark Connect server.
+const (
+	EventProvisioning = "SparkConnectProvisioning"
+	EventReady        = "SparkConnectReady"
+	EventNotReady     = "SparkConnectNotReady"
+	EventFailed       = "SparkConnectFailed"
+	EventSpecInvalid  = "SparkConnectSpecInvalid"
+)
+
+// Story reads the parent of a sync request and the status the hook answered, and tells the
+// Events of that decision, for the server to record after answering.
+func Story(parent json.RawMessage, answered *metacontroller.SyncResponse) (event.Story, error) {
+	var sc struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        metav1.ObjectMeta           `json:"metadata"`
+		Status          v1alpha1.SparkConnectStatus `json:"status"`
+	}
+	if err := json.Unmarshal(parent, &sc); err != nil {
+		return event.Story{}, fmt.Errorf("decode SparkConnect: %w", err)
+	}
+	st, ok := answered.Status.(*v1alpha1.SparkConnectStatus)
+	if !ok {
+		return event.Story{}, fmt.Errorf("answered status is %T, not a SparkConnect status", answered.Status)
+	}
+	return event.Story{Regarding: event.Regarding(sc.TypeMeta, &sc.Metadata), Events: Events(&sc.Status, st)}, nil
+}
+
+// Events tells a change of the server's state, or of why it is not ready, as an Event with the
+// Ready condition's message; and a spec that turned invalid. A sync that changes neither tells
+// nothing.
+func Events(observed, answered *v1alpha1.SparkConnectStatus) []event.Event {
+	var events []event.Event
+	if c := changedCondition(observed, answered, condSpecValid); c != nil && c.Status == metav1.ConditionFalse {
+		events = append(events, event.New(event.Warning, EventSpecInvalid, "Validate", c.Message))
+	}
+	c := meta.FindStatusCondition(answered.Conditions, condReady)
+	if c == nil {
+		return events
+	}
+	o := meta.FindStatusCondition(observed.Conditions, condReady)
+	if observed.State == answered.State && o != nil && o.Reason == c.Reason {
+		return events
+	}
+	switch answered.State {
+	case v1alpha1.StateProvisioning:
+		events = append(events, event.New(event.Normal, EventProvisioning, "Track", c.Reason+": "+c.Message))
+	case v1alpha1.StateReady:
+		events = append(events, event.New(event.Normal, EventReady, "Track", c.Message))
+	case v1alpha1.StateNotReady:
+		events = append(events, event.New(event.Warning, EventNotReady, "Track", c.Reason+": "+c.Message))
+	case v1alpha1.StateFailed:
+		events = append(events, event.New(event.Warning, EventFailed, "Track", c.Reason+": "+c.Message))
+	}
+	return events
+}
+
+func changedCondition(observed, answered *v1alpha1.SparkConnectStatus, typ string) *metav1.Condition {
+	a := meta.FindStatusCondition(answered.Conditions, typ)
+	o := meta.FindStatusCondition(observed.Conditions, typ)
+	if a == nil || (o != nil && o.Status == a.Status && o.Reason == a.Reason && o.Message == a.Message) {
+		return nil
+	}
+	return a
+}
