@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -323,6 +324,26 @@ func (d *decider) setState(summary, msg string) {
 	}
 }
 
+// conditionReady is the condition `kubectl wait --for=condition=Ready` waits on.
+const conditionReady = "Ready"
+
+// setReady derives the Ready condition from the state: it moves, and its transition time with it,
+// only when the state does.
+func (d *decider) setReady() {
+	state := d.status.CurrentState
+	status, reason := metav1.ConditionFalse, state.CurrentStateSummary
+	if reason == "" {
+		reason = "Unknown"
+	}
+	if reason == sparkv1.StateRunningHealthy {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&d.status.Conditions, metav1.Condition{
+		Type: conditionReady, Status: status, Reason: reason, Message: state.Message,
+		ObservedGeneration: d.in.c.Generation, LastTransitionTime: metav1.NewTime(d.now),
+	})
+}
+
 // historyKeys are the numeric keys of the history in order; others are dropped.
 func historyKeys(h map[string]sparkv1.ClusterState) []int {
 	var keys []int
@@ -347,6 +368,7 @@ func (d *decider) keepObserved() {
 
 func (d *decider) response(finalized bool) *metacontroller.SyncResponse {
 	d.result.To = d.status.CurrentState.CurrentStateSummary
+	d.setReady()
 	resp := &metacontroller.SyncResponse{Status: &d.status, Children: make([]any, len(d.children)), Finalized: finalized}
 	for i, obj := range d.children {
 		resp.Children[i] = driver.Wire(obj)

@@ -70,6 +70,8 @@ func TestSparkClusterRuns(t *testing.T) {
 	assert.Equal(t, "Submitted", state(c), "2 of minWorkers 3 ready is not healthy")
 	w.readyStatefulSet(t, name+"-worker", 3)
 	w.waitCluster(t, name, func(c *unstructured.Unstructured) bool { return state(c) == "RunningHealthy" })
+	out, err = w.kubectl("wait", "--for=condition=Ready", "sparkcluster/"+name, "--timeout=10s")
+	require.NoError(t, err, "kubectl wait --for=condition=Ready on a RunningHealthy cluster: %s", out)
 
 	// An edit reaches the StatefulSets.
 	patch := `{"spec":{"clusterTolerations":{"instanceConfig":{"initWorkers":4,"minWorkers":4,"maxWorkers":4}},"sparkConf":{"spark.worker.cleanup.enabled":"true"}}}`

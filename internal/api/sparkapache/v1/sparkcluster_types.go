@@ -175,6 +175,13 @@ type ClusterStatus struct {
 	// ObservedGeneration is the metadata.generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready is True while the cluster is RunningHealthy, so that `kubectl wait
+	// --for=condition=Ready` works as for other workloads; otherwise False with the state as its
+	// reason. A sparkhooks addition: the Apache operator's status has states only.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // ClusterState is one state of a cluster.
