@@ -57,6 +57,8 @@ type Config struct {
 	ClientCAs   *x509.CertPool
 	// Capacity replaces what the machine reports for the resources it names.
 	Capacity corev1.ResourceList
+	// Taints are the taints the Node is created with.
+	Taints []corev1.Taint
 	// StateDir is the kubelet's directory; its filesystem is the node's ephemeral storage.
 	StateDir string
 	// StartDelay is how long a bound pod takes to run; RunTime how long a pod that may end runs
@@ -92,7 +94,7 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	node, err := prockubelet.NewNode(prockubelet.NodeConfig{
 		Client: cfg.Client, Name: cfg.NodeName, IP: cfg.NodeIP, Runtime: "simulated",
-		Capacity: cfg.Capacity, StateDir: cfg.StateDir, Logf: cfg.Logf, Now: cfg.Clock.Now,
+		Capacity: cfg.Capacity, Taints: cfg.Taints, StateDir: cfg.StateDir, Logf: cfg.Logf, Now: cfg.Clock.Now,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("simkubelet: %w", err)
