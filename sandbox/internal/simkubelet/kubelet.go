@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -91,6 +92,9 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("simkubelet: %w", err)
 	}
 	node, err := prockubelet.NewNode(prockubelet.NodeConfig{
 		Client: cfg.Client, Name: cfg.NodeName, IP: cfg.NodeIP, Runtime: "simulated",

@@ -213,16 +213,19 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 	if err != nil {
 		return err
 	}
-	chartSet := o.ChartSet
+	sparkhooks := installOptions{set: o.ChartSet, setJSON: tolerations, wait: true}
 	if o.Simulated != nil {
-		// No kubelet here runs the Deployment: its Pods would wait in Pending forever. The
-		// host process stands in for them (runHooksOnHost).
-		chartSet = append(slices.Clone(chartSet), "replicaCount=0")
+		// The simulated node would play the Deployment's Pods as Running at addresses where
+		// nothing answers, and the Service would send the webhook calls there. The host process
+		// stands in for them (runHooksOnHost). The chart's schema refuses 0 replicas, rightly
+		// for a cluster: nothing would serve the webhooks; here the host process does.
+		sparkhooks.set = append(slices.Clone(sparkhooks.set), "replicaCount=0")
+		sparkhooks.skipSchemaValidation = true
 	}
 	switch {
 	case o.OwnControllers:
 		s.Controller = "the caller's controllers"
-		chartSet = append(slices.Clone(chartSet), "metacontroller.enabled=false")
+		sparkhooks.set = append(slices.Clone(sparkhooks.set), "metacontroller.enabled=false")
 	case o.Metacontroller != "":
 		s.Controller = "Metacontroller " + chartAppVersion(o.MetacontrollerChart)
 		// Its CRDs first, as an administrator applies them, so that Metacontroller starts after
@@ -236,7 +239,7 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 			return err
 		}
 	}
-	if err := helm.install(ctx, "sparkhooks", o.Chart, SparkhooksNamespace, nil, chartSet, tolerations, true); err != nil {
+	if err := helm.install(ctx, "sparkhooks", o.Chart, SparkhooksNamespace, sparkhooks); err != nil {
 		return err
 	}
 	phase("sparkhooks' chart is installed and its Pods are ready")
@@ -251,7 +254,8 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 	case o.Metacontroller != "":
 		// Not waited for by Helm: the controllers' Events below say more than its readiness
 		// probe. One replica: the node is one machine.
-		if err := helm.install(ctx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, []string{o.MetacontrollerValues}, []string{"replicas=1"}, tolerations, false); err != nil {
+		metacontroller := installOptions{valuesFiles: []string{o.MetacontrollerValues}, set: []string{"replicas=1"}, setJSON: tolerations}
+		if err := helm.install(ctx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, metacontroller); err != nil {
 			return err
 		}
 		if err := s.waitForControllers(ctx, client); err != nil {
