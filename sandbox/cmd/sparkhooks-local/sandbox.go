@@ -77,11 +77,6 @@ func (o *options) check() error {
 	return nil
 }
 
-// kubeVersion is the control plane's version, the name of the directory make kube builds it in.
-func (o *options) kubeVersion() string {
-	return filepath.Base(o.kubeBinDir)
-}
-
 // sandbox is what runSandbox started, stopped in reverse order.
 type sandbox struct {
 	stops []func()
@@ -197,7 +192,7 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 	if err := copyFile(s.Kubeconfig, filepath.Join(dir, "kubeconfig")); err != nil {
 		return "", err
 	}
-	controlPlane := fmt.Sprintf("Kubernetes %s: kube-apiserver (https://%s), kube-controller-manager and kube-scheduler; logs in %s.\n", o.kubeVersion(), s.APIAddress, s.LogDir)
+	controlPlane := fmt.Sprintf("Kubernetes %s: kube-apiserver (https://%s), kube-controller-manager and kube-scheduler; logs in %s.\n", s.Version, s.APIAddress, s.LogDir)
 	if !o.simulate {
 		return fmt.Sprintf(`%sNode %s: the process kubelet, pods as local processes on the images in %s, on the pod network %s.
 %sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.

@@ -112,8 +112,8 @@ type Stack struct {
 	// Kubeconfig is a cluster-admin kubeconfig file; Admin the same as a client configuration.
 	Kubeconfig string
 	Admin      *restclient.Config
-	// APIAddress is where the API server listens.
-	APIAddress string
+	// APIAddress is where the API server listens; Version is what it says its version is.
+	APIAddress, Version string
 	// Kubelet is the process kubelet, nil on a simulated node.
 	Kubelet *prockubelet.Kubelet
 	// NodeIP is the node's address.
@@ -172,6 +172,11 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	version, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("asking the API server its version: %w", err)
+	}
+	s.Version = version.GitVersion
 	if o.Simulated != nil {
 		err = s.startSimulatedKubelet(runCtx, o)
 	} else {
