@@ -71,9 +71,12 @@ func (h helmRunner) run(ctx context.Context, args ...string) (string, error) {
 }
 
 // upgrade runs helm upgrade on an installed release with the chart's current defaults and the
-// values set at install, but for setJSON.
-func (h helmRunner) upgrade(ctx context.Context, release, chart, namespace string, setJSON []string) error {
+// values set at install, but for setJSON; skipSchemaValidation as at install.
+func (h helmRunner) upgrade(ctx context.Context, release, chart, namespace string, setJSON []string, skipSchemaValidation bool) error {
 	args := []string{"upgrade", release, chart, "--namespace", namespace, "--reset-then-reuse-values", "--wait", "--timeout", "3m"}
+	if skipSchemaValidation {
+		args = append(args, "--skip-schema-validation")
+	}
 	for _, s := range setJSON {
 		args = append(args, "--set-json", s)
 	}

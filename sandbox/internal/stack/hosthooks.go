@@ -103,11 +103,11 @@ func (s *Stack) runHooksOnHost(ctx context.Context, o Options, client kubernetes
 	return publishHostEndpoints(ctx, client, c, hostPorts, s.NodeIP, o.NodeName)
 }
 
-// moveListenAddress turns a --flag=[host]:port argument naming the container's port on every
-// address into one naming to; other arguments are left as they are.
+// moveListenAddress turns a listen address argument, --<name>addr[ess]=[host]:port, naming the
+// container's port on every address, into one naming to; other arguments are left as they are.
 func moveListenAddress(arg string, containerPort int32, to netip.AddrPort) (string, bool) {
 	flag, value, ok := strings.Cut(arg, "=")
-	if !ok || !strings.HasPrefix(flag, "-") {
+	if !ok || !strings.HasPrefix(flag, "-") || !(strings.HasSuffix(flag, "addr") || strings.HasSuffix(flag, "address")) {
 		return arg, false
 	}
 	host, port, err := net.SplitHostPort(value)

@@ -133,6 +133,8 @@ type Stack struct {
 	hooks   *process
 	helm    helmRunner
 	chart   string
+	// skipSchemaValidation: the release's values are ones the chart's schema refuses.
+	skipSchemaValidation bool
 	// jobNamespacesMu serialises the release's upgrades.
 	jobNamespacesMu sync.Mutex
 	cancel          context.CancelFunc
@@ -227,6 +229,7 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 		sparkhooks.set = append(slices.Clone(sparkhooks.set), "replicaCount=0")
 		sparkhooks.skipSchemaValidation = true
 	}
+	s.skipSchemaValidation = sparkhooks.skipSchemaValidation
 	switch {
 	case o.OwnControllers:
 		s.Controller = "the caller's controllers"
@@ -537,5 +540,5 @@ func (s *Stack) AddJobNamespace(ctx context.Context, name string, labels map[str
 	if err != nil {
 		return err
 	}
-	return s.helm.upgrade(ctx, "sparkhooks", s.chart, SparkhooksNamespace, []string{"spark.jobNamespaces=" + string(list)})
+	return s.helm.upgrade(ctx, "sparkhooks", s.chart, SparkhooksNamespace, []string{"spark.jobNamespaces=" + string(list)}, s.skipSchemaValidation)
 }
