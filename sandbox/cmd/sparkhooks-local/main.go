@@ -1,13 +1,13 @@
-// Command sparkhooks-local is the one-machine sandbox `make run` starts: an in-process API server
-// with the sparkhooks CRDs, a local stand-in for Metacontroller driven by the registrations in
-// metacontroller/, the sparkhooks hook server, the garbage collector and StatefulSet controller,
-// and the process kubelet, which runs pods as local processes on the images `make spark-images`
-// prepares, so `kubectl apply -f examples/spark-pi.yaml` runs real Spark. Without the images it
-// plays pod phases instead and says so. It is not a cluster and the controller is not
-// Metacontroller: docs/local.md lists the differences. Production is `sparkhooks serve` behind the
-// real Metacontroller.
+// Command sparkhooks-local is the one-machine sandbox `make run` starts: a one-node Kubernetes
+// cluster (the real kube-apiserver, kube-controller-manager and kube-scheduler, see
+// sandbox/internal/stack) with sparkhooks installed by Helm from chart/, run by Metacontroller
+// or its local stand-in. Its node is the process kubelet, which runs pods as local processes on
+// the images `make spark-images` prepares, so `kubectl apply -f examples/spark-pi.yaml` runs real
+// Spark; without the images, or with --simulate, it is the simulated kubelet, which plays pods'
+// phases without root and says so. docs/local.md lists what is real and where it differs from a
+// cluster.
 //
-// It is a binary of its own so that etcd and the API server stay out of the `sparkhooks` image.
+// It is a binary of its own so that etcd and the kubelets stay out of the `sparkhooks` image.
 package main
 
 import (
@@ -26,10 +26,12 @@ import (
 
 const usage = `usage: sparkhooks-local [flags]
 
-Starts a one-machine sandbox: an API server with the sparkhooks CRDs, a local stand-in for
-Metacontroller (not Metacontroller: see docs/local.md), the sparkhooks hooks and a kubelet that
-runs pods as local processes, with real Spark once the images are prepared (make spark-images).
-It needs root (mount and network namespaces) and kubectl. Ctrl-C stops everything it started.
+Starts a one-machine Kubernetes cluster (kube-apiserver, kube-controller-manager, kube-scheduler:
+make kube) with sparkhooks installed by Helm (make helm), run by Metacontroller or a local
+stand-in (docs/local.md), and a kubelet that runs pods as local processes, with real Spark once
+the images are prepared (make spark-images; needs root). Without them, or with --simulate, the
+node plays the pods' phases instead, without root. It needs kubectl. Ctrl-C stops everything it
+started.
 
 flags:
 `
@@ -59,15 +61,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 type options struct {
-	dataDir       string
-	keepData      bool // the user named the data dir: it outlives the run
-	kubeconfig    string
-	apiAddr       string
-	sparkhooks    string
-	images        string
-	registrations string
-	crds          string
-	simulate      bool
+	dataDir    string
+	keepData   bool // the user named the data dir: it outlives the run
+	kubeconfig string
+	apiAddr    string
+	sparkhooks string
+	images     string
+	simulate   bool
 	// forcedSimulation is --simulate, as opposed to simulating for the reason simulationReason.
 	forcedSimulation bool
 	simulationReason string
@@ -78,7 +78,9 @@ type options struct {
 	metacontroller       string
 	metacontrollerChart  string
 	metacontrollerValues string
-	readyFile            string
+	// metacontrollerSkipped is the Metacontroller binary given but not run: simulated mode.
+	metacontrollerSkipped string
+	readyFile             string
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -101,9 +103,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.metacontrollerChart, "metacontroller-chart", "", "Metacontroller's chart (default: helm/metacontroller next to the binary)")
 	fs.StringVar(&o.metacontrollerValues, "metacontroller-values", filepath.Join("chart", "metacontroller-values.yaml"), "the values Metacontroller's chart is installed with")
 	fs.StringVar(&o.readyFile, "ready-file", "", "write the kubeconfig's path here once everything is up (for scripts and tests)")
-	fs.StringVar(&o.registrations, "registrations", "metacontroller", "with --simulate: the CompositeController registrations to run")
-	fs.StringVar(&o.crds, "crds", "crds", "with --simulate: the CRDs to install")
-	fs.BoolVar(&o.simulate, "simulate", false, "play pod phases on an in-process stand-in API server instead of running the cluster, even when the images are prepared")
+	fs.BoolVar(&o.simulate, "simulate", false, "play the pods' phases instead of running them, without root, even when the images are prepared")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -23,10 +23,10 @@ import (
 
 const repoRoot = "../../.."
 
-// build compiles the two binaries `make run` builds.
+// build compiles the two binaries `make run` builds, in a directory any user may read.
 func build(t *testing.T) (sandbox, hooks string) {
 	t.Helper()
-	dir := t.TempDir()
+	dir := sharedTempDir(t)
 	for _, b := range []struct{ module, name string }{{".", "sparkhooks"}, {"sandbox", "sparkhooks-local"}} {
 		out, err := exec.Command("go", "build", "-C", b.module, "-o", filepath.Join(dir, b.name), "./cmd/"+b.name).CombinedOutput()
 		if err != nil {
@@ -85,8 +85,22 @@ func (l *lockedBuffer) String() string {
 
 func start(t *testing.T, binary string, args ...string) *started {
 	t.Helper()
-	readyFile := filepath.Join(t.TempDir(), "ready")
+	return startAs(t, nil, binary, args...)
+}
+
+// startAs starts the sandbox as user (nil: as this process), in user's environment.
+func startAs(t *testing.T, user *unprivileged, binary string, args ...string) *started {
+	t.Helper()
+	readyDir := t.TempDir()
+	if user != nil {
+		readyDir = sharedTempDir(t)
+		user.own(t, readyDir)
+	}
+	readyFile := filepath.Join(readyDir, "ready")
 	cmd := exec.Command(binary, append(args, "--ready-file", readyFile)...)
+	if user != nil {
+		cmd.Env, cmd.SysProcAttr = user.env, &syscall.SysProcAttr{Credential: &user.credential}
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -189,19 +203,7 @@ func runSparkPi(t *testing.T, sandbox, controller string, args ...string) {
 	if err != nil || !strings.Contains(out, "READY") || !strings.Contains(out, "RESTARTS") || !strings.Contains(out, "Running") {
 		t.Errorf("kubectl get pods -A prints no pod table: %v\n%s", err, out)
 	}
-	invalid := filepath.Join(t.TempDir(), "invalid.yaml")
-	example, err := os.ReadFile("examples/spark-pi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A size Spark cannot read: the CRD's schema accepts any string, the webhook does not.
-	manifest := strings.ReplaceAll(strings.Replace(string(example), "name: spark-pi\n", "name: invalid-pi\n", 1), "memory: 512m\n", "memory: 512Mi\n")
-	if err := os.WriteFile(invalid, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := s.kubectl("apply", "-f", invalid); err == nil || !strings.Contains(out, "spec.driver.memory") {
-		t.Errorf("kubectl apply of an invalid application: %v, want it refused naming spec.driver.memory:\n%s", err, out)
-	}
+	s.checkInvalidIsRefused(t)
 
 	if out, err := s.kubectl("apply", "-f", "examples/spark-pi.yaml"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
@@ -221,8 +223,36 @@ func runSparkPi(t *testing.T, sandbox, controller string, args ...string) {
 		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, tail(logs, 20))
 	}
 
+	s.stopAndCheckNothingIsLeft(t)
+	if routes, _ := exec.Command("ip", "-4", "route").Output(); subnet != "" && strings.Contains(string(routes), subnet) {
+		t.Errorf("the pod network %s is still routed:\n%s", subnet, routes)
+	}
+}
+
+// checkInvalidIsRefused applies an application the validating webhook refuses.
+func (s *started) checkInvalidIsRefused(t *testing.T) {
+	t.Helper()
+	invalid := filepath.Join(t.TempDir(), "invalid.yaml")
+	example, err := os.ReadFile("examples/spark-pi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A size Spark cannot read: the CRD's schema accepts any string, the webhook does not.
+	manifest := strings.ReplaceAll(strings.Replace(string(example), "name: spark-pi\n", "name: invalid-pi\n", 1), "memory: 512m\n", "memory: 512Mi\n")
+	if err := os.WriteFile(invalid, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := s.kubectl("apply", "-f", invalid); err == nil || !strings.Contains(out, "spec.driver.memory") {
+		t.Errorf("kubectl apply of an invalid application: %v, want it refused naming spec.driver.memory:\n%s", err, out)
+	}
+}
+
+// stopAndCheckNothingIsLeft sends SIGINT, as Ctrl-C does, and checks that the sandbox stops and
+// leaves no process and no listener of its API server behind.
+func (s *started) stopAndCheckNothingIsLeft(t *testing.T) {
+	t.Helper()
 	apiAddr := field(s.output.String(), "kube-apiserver (https://")
-	tree = descendants(s.cmd.Process.Pid)
+	tree := descendants(s.cmd.Process.Pid)
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -245,23 +275,47 @@ func runSparkPi(t *testing.T, sandbox, controller string, args ...string) {
 	} else {
 		l.Close()
 	}
-	if routes, _ := exec.Command("ip", "-4", "route").Output(); subnet != "" && strings.Contains(string(routes), subnet) {
-		t.Errorf("the pod network %s is still routed:\n%s", subnet, routes)
-	}
 }
 
-// TestSimulatedMode: without images (here: --simulate) the sandbox says it simulates, plays
-// SparkPi's phases to COMPLETED through the real hooks, and kubectl logs says nothing ran.
+// TestSimulatedMode: without images (here: --simulate) the sandbox says it simulates and runs,
+// without root, on the same real control plane with the chart installed by Helm: kubectl's
+// tables, an invalid application refused by the validating webhook, which kube-apiserver reaches
+// through the chart's Service at the hook server's host process, SparkPi's phases played to
+// COMPLETED through the real hooks, kubectl logs through the simulated kubelet's API saying
+// nothing ran, then SIGINT and nothing left. Run as root, the test runs the sandbox as nobody.
 func TestSimulatedMode(t *testing.T) {
-	sandbox, hooks := build(t)
-	s := start(t, sandbox, "--simulate", "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", t.TempDir())
-	defer func() {
-		_ = s.cmd.Process.Signal(syscall.SIGINT)
-		<-s.exited
-	}()
-	if !strings.Contains(s.output.String(), "Mode: SIMULATED") {
-		t.Fatalf("the sandbox does not announce simulated mode:\n%s", s.output)
+	kubeBinDir, helm := os.Getenv("KUBE_BIN_DIR"), os.Getenv("HELM")
+	if kubeBinDir == "" || helm == "" {
+		t.Fatal("KUBE_BIN_DIR and HELM are not set: make e2e sets them from make kube and make helm")
 	}
+	sandbox, hooks := build(t)
+	var user *unprivileged
+	if os.Geteuid() == 0 {
+		user = nobody(t)
+		kubeBinDir = readableCopy(t, kubeBinDir, "kube-apiserver", "kube-controller-manager", "kube-scheduler")
+		helm = filepath.Join(readableCopy(t, filepath.Dir(helm), filepath.Base(helm)), filepath.Base(helm))
+	}
+	s := startAs(t, user, sandbox, "--simulate", "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", t.TempDir(), "--kube-bin-dir", kubeBinDir, "--helm", helm)
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = s.cmd.Process.Signal(syscall.SIGINT)
+			<-s.exited
+		}
+	}()
+	tree := append(descendants(s.cmd.Process.Pid), s.cmd.Process.Pid)
+	t.Logf("up after %s, %d processes, %d MiB resident:\n%s", s.upAfter.Round(100*time.Millisecond), len(tree), residentMiB(tree), s.output)
+	for _, want := range []string{"Mode: SIMULATED", "Kubernetes v1.", "the simulated kubelet", "Installed with Helm", "run by the local stand-in for Metacontroller"} {
+		if !strings.Contains(s.output.String(), want) {
+			t.Fatalf("the banner does not say %q:\n%s", want, s.output)
+		}
+	}
+	for _, pid := range tree {
+		if uid := uidOf(pid); user != nil && uid != int(user.credential.Uid) {
+			t.Errorf("process %d (%s) runs as uid %d, not as the unprivileged user", pid, commandOf(pid), uid)
+		}
+	}
+	s.checkInvalidIsRefused(t)
 	if out, err := s.kubectl("apply", "-f", "examples/spark-pi.yaml"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
@@ -271,11 +325,92 @@ func TestSimulatedMode(t *testing.T) {
 		state, _ = s.kubectl("get", "sparkapp", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
 	}
 	if state != "COMPLETED" {
-		t.Fatalf("simulated spark-pi is %q, want COMPLETED", state)
+		out, _ := s.kubectl("get", "sparkapp", "spark-pi", "-o", "yaml")
+		t.Fatalf("simulated spark-pi is %q, want COMPLETED:\n%s", state, out)
+	}
+	if out, err := s.kubectl("get", "pod", "spark-pi-driver"); err != nil || !strings.Contains(out, "READY") || !strings.Contains(out, "Completed") {
+		t.Errorf("kubectl get pod prints no pod table: %v\n%s", err, out)
 	}
 	if logs, _ := s.kubectl("logs", "spark-pi-driver"); !strings.Contains(logs, "nothing was executed") {
 		t.Errorf("kubectl logs of a simulated driver: %q", logs)
 	}
+	stopped = true
+	s.stopAndCheckNothingIsLeft(t)
+}
+
+// unprivileged is a user without privileges the sandbox can run as.
+type unprivileged struct {
+	credential syscall.Credential
+	env        []string
+}
+
+// nobody is the user nobody, with a home of its own and this process's PATH.
+func nobody(t *testing.T) *unprivileged {
+	t.Helper()
+	u := &unprivileged{credential: syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+	home := sharedTempDir(t)
+	u.own(t, home)
+	u.env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + home}
+	return u
+}
+
+// own gives dir to the user.
+func (u *unprivileged) own(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.Chown(dir, int(u.credential.Uid), int(u.credential.Gid)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sharedTempDir is a temporary directory every user may read, removed after the test: a
+// t.TempDir() sits in a directory only its owner may enter.
+func sharedTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sparkhooks-local-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// readableCopy returns a directory every user may read holding the files of dir (root's cache
+// is not theirs to read): hard links where the file system allows them, else copies.
+func readableCopy(t *testing.T, dir string, files ...string) string {
+	t.Helper()
+	out := sharedTempDir(t)
+	for _, f := range files {
+		from, to := filepath.Join(dir, f), filepath.Join(out, f)
+		if os.Link(from, to) == nil {
+			continue
+		}
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// uidOf is the real user id of a process, -1 if it is gone.
+func uidOf(pid int) int {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if fields, ok := strings.CutPrefix(line, "Uid:"); ok {
+			uid, _ := strconv.Atoi(strings.Fields(fields)[0])
+			return uid
+		}
+	}
+	return -1
 }
 
 // TestBadInputIsOneLine: what would fail half-way fails at once, with one line saying what to do,
@@ -288,7 +423,7 @@ func TestBadInputIsOneLine(t *testing.T) {
 		_ = first.cmd.Process.Signal(syscall.SIGINT)
 		<-first.exited
 	}()
-	apiAddr := field(first.output.String(), "API server https://")
+	apiAddr := field(first.output.String(), "kube-apiserver (https://")
 	noKubectl := t.TempDir()
 	for _, tc := range []struct {
 		name string

@@ -13,7 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/simkubelet"
 )
 
 // TestSimulated runs the commands against one simulated sandbox: the hooks and the controller
@@ -41,7 +41,7 @@ func TestSimulated(t *testing.T) {
 				t.Errorf("status lacks %q:\n%s", want, status)
 			}
 		}
-		if log := s.spark(t, "log", "spark-pi"); log.stdout != localcluster.SimulatedLog {
+		if log := s.spark(t, "log", "spark-pi"); log.stdout != simkubelet.SimulatedLog {
 			t.Errorf("log:\n%s", log)
 		}
 		// Same command, in kubectl's flag forms.

@@ -1,7 +1,8 @@
 //go:build e2e
 
-// Command crdbench measures what the CRDs cost a user of kubectl: it starts the e2e harness's
-// in-process API server (embedded etcd) with the CRDs of a directory applied, then runs
+// Command crdbench measures what the CRDs cost a user of kubectl: it starts the stack's control
+// plane (the real kube-apiserver on an embedded etcd, sandbox/internal/stack) with the CRDs of a
+// directory applied, then runs
 // `kubectl create -f` of one file holding N copies of a SparkApplication, in a fresh namespace
 // per run, and reports kubectl's wall time and CPU time (user + system).
 //
@@ -11,8 +12,8 @@
 // is where the CRDs' size costs kubectl; --validate=false, which skips it, is measured beside it.
 // Compare two sets of CRDs by running this once for each directory:
 //
-//	cd sandbox && go run -tags e2e ./hack/crdbench -crds ../crds
-//	git archive HEAD~1 crds | tar -x -C /tmp/old && go run -tags e2e ./hack/crdbench -crds /tmp/old/crds
+//	cd sandbox && go run -tags e2e ./hack/crdbench -kube-bin-dir "$(../hack/kube/build.sh)" -crds ../crds
+//	git archive HEAD~1 crds | tar -x -C /tmp/old && go run -tags e2e ./hack/crdbench -kube-bin-dir … -crds /tmp/old/crds
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,20 +30,23 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	harness "github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
 func main() {
 	crdDir := flag.String("crds", "crds", "directory of the CRDs to apply")
+	kubeBinDir := flag.String("kube-bin-dir", os.Getenv("KUBE_BIN_DIR"), "the directory of kube-apiserver and friends (make kube prints it)")
 	example := flag.String("f", "examples/spark-pi.yaml", "the SparkApplication to copy")
 	n := flag.Int("n", 300, "SparkApplications per kubectl create")
 	runs := flag.Int("runs", 3, "runs per validation mode; the median is reported")
 	flag.Parse()
-	if err := run(*crdDir, *example, *n, *runs); err != nil {
+	if err := run(*kubeBinDir, *crdDir, *example, *n, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "crdbench:", err)
 		os.Exit(1)
 	}
@@ -52,9 +57,12 @@ type measurement struct {
 	wall, cpu time.Duration
 }
 
-func run(crdDir, example string, n, runs int) error {
+func run(kubeBinDir, crdDir, example string, n, runs int) error {
 	if n < 1 || runs < 1 {
 		return errors.New("-n and -runs must be at least 1")
+	}
+	if kubeBinDir == "" {
+		return errors.New("no -kube-bin-dir (or KUBE_BIN_DIR): build the control plane with make kube, which prints it")
 	}
 	crdYAML, crdJSON, err := crdSizes(crdDir)
 	if err != nil {
@@ -74,21 +82,18 @@ func run(crdDir, example string, n, runs int) error {
 	if err := os.WriteFile(appsFile, apps, 0o600); err != nil {
 		return err
 	}
-	logFile, err := os.Create(filepath.Join(dir, "apiserver.log"))
+	ctx := context.Background()
+	// The kubernetes Service's endpoint; nothing here reaches it.
+	advertised := netip.MustParseAddr("192.0.2.1")
+	cp, err := stack.StartControlPlane(ctx, stack.ControlPlaneOptions{Dir: dir, KubeBinDir: kubeBinDir, NodeIP: advertised, Now: time.Now()})
 	if err != nil {
+		return fmt.Errorf("starting the control plane: %w", err)
+	}
+	defer cp.Stop()
+	if err := cp.ApplyCRDs(ctx, crdDir); err != nil {
 		return err
 	}
-	defer logFile.Close()
-	harness.RedirectLogs(logFile)
-
-	ctx := context.Background()
-	env, err := harness.StartEnv(ctx, harness.EnvOptions{Dir: dir, CRDDir: crdDir})
-	if err != nil {
-		return fmt.Errorf("starting the API server: %w", err)
-	}
-	defer env.Stop()
-
-	client, err := kubernetes.NewForConfig(env.API.ClientConfig())
+	client, err := kubernetes.NewForConfig(cp.Admin)
 	if err != nil {
 		return err
 	}
@@ -102,11 +107,11 @@ func run(crdDir, example string, n, runs int) error {
 	for _, validate := range []string{"strict", "false"} {
 		var all []measurement
 		for range runs {
-			ns, err := env.CreateNamespace(ctx, "bench")
+			ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-"}}, metav1.CreateOptions{})
 			if err != nil {
 				return err
 			}
-			m, err := kubectlCreate(ctx, env.API.Kubeconfig, ns, appsFile, validate, n)
+			m, err := kubectlCreate(ctx, cp.Kubeconfig, ns.Name, appsFile, validate, n)
 			if err != nil {
 				return err
 			}
@@ -196,8 +201,8 @@ func manyApplications(file string, n int) ([]byte, error) {
 func kubectlCreate(ctx context.Context, kubeconfig, namespace, file, validate string, want int) (measurement, error) {
 	cmd := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kubeconfig, "--namespace", namespace,
 		"create", "--validate="+validate, "-o", "name", "-f", file)
-	// The same cache directory as the harness's kubectl, so that every run finds discovery and
-	// the OpenAPI document cached, as a user's kubectl would.
+	// The same cache directory as ApplyCRDs's kubectl, so that every run finds discovery and the
+	// OpenAPI document cached, as a user's kubectl would.
 	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(filepath.Dir(kubeconfig), "kubectl-cache"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

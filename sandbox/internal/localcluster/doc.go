@@ -1,7 +1,12 @@
-// Package localcluster is a Kubernetes control plane in one process, for the end-to-end tests and
-// the local sandbox (sandbox/cmd/sparkhooks-local): embedded etcd, an API server serving the core kinds
-// sparkhooks makes and the project's CRDs, the controllers a cluster would run for them (garbage
-// collection, StatefulSets, default service accounts), and a CompositeController contract
-// controller that drives the sparkhooks hooks from the registrations in metacontroller/ as
-// Metacontroller would. It is a stand-in, not a cluster: docs/local.md lists where it differs.
+// Package localcluster is what stays of the sandbox's own cluster now that the real control
+// plane runs it (sandbox/internal/stack): the CompositeController contract controller, a
+// stand-in for Metacontroller that drives the sparkhooks hooks from the registrations as
+// Metacontroller would, and two helpers of the suites (kubectl, klog's output).
+//
+// The stand-in stays because Metacontroller cannot run everywhere the suites and the sandbox do:
+// it is absent from a machine without ../shared/metacontroller, and it cannot run beside the
+// simulated node, where it would need cluster DNS to reach the hooks at their Service's name.
+// The contract suite also runs one stand-in per test namespace, for the counts it reports
+// (syncs, writes, stale status writes) that Metacontroller does not expose. Where it differs from
+// Metacontroller is listed in docs/local.md; a difference found in CI is a defect here.
 package localcluster

@@ -7,8 +7,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// RedirectLogs sends the logs of the in-process API server and its libraries (klog, and gRPC
-// through it) to w instead of the test output. klog is process-wide: call this once, from TestMain.
+// RedirectLogs sends what client-go and the embedded etcd's libraries log through klog to w
+// instead of the test output. klog is process-wide: call this once, from TestMain.
 func RedirectLogs(w io.Writer) {
 	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(flags)

@@ -88,15 +88,21 @@ func keyPairPEM(t *testing.T, cert tls.Certificate) (certPEM, keyPEM []byte) {
 func testKubelet(t *testing.T, client kubernetes.Interface, clientCAs *x509.CertPool) *Kubelet {
 	t.Helper()
 	dir := t.TempDir()
-	facts, err := readNodeFacts(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return &Kubelet{
 		cfg: Config{
 			Client: client, NodeName: "node-a", NodeIP: netip.MustParseAddr("10.9.8.1"), StateDir: dir,
 			ClientCAs: clientCAs, KubeletVersion: DefaultKubeletVersion, Logf: t.Logf, Now: time.Now,
 		},
-		facts: facts, runners: map[types.UID]*podRunner{}, started: map[string]int{}, hostsGen: make(chan struct{}, 1),
+		runners: map[types.UID]*podRunner{}, started: map[string]int{}, hostsGen: make(chan struct{}, 1),
 	}
+}
+
+// testNode is the Node of node-a at 10.9.8.1, as the process kubelet registers it.
+func testNode(t *testing.T, client kubernetes.Interface) *Node {
+	t.Helper()
+	n, err := NewNode(NodeConfig{Client: client, Name: "node-a", IP: netip.MustParseAddr("10.9.8.1"), Runtime: "prockubelet", StateDir: t.TempDir(), Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

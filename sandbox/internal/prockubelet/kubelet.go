@@ -18,9 +18,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"log"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -94,9 +92,8 @@ type Config struct {
 
 // Kubelet runs the pods bound to its node.
 type Kubelet struct {
-	cfg Config
-	// facts are what the Node reports about the machine.
-	facts nodeFacts
+	cfg  Config
+	node *Node
 
 	mu       sync.Mutex
 	runners  map[types.UID]*podRunner
@@ -149,11 +146,14 @@ func New(cfg Config) (*Kubelet, error) {
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return nil, err
 	}
-	facts, err := readNodeFacts(cfg.StateDir, cfg.Capacity)
+	node, err := NewNode(NodeConfig{
+		Client: cfg.Client, Name: cfg.NodeName, IP: cfg.NodeIP, KubeletVersion: cfg.KubeletVersion, Runtime: "prockubelet",
+		Capacity: cfg.Capacity, Taints: cfg.RegisterWithTaints, StateDir: cfg.StateDir, Logf: cfg.Logf, Now: cfg.Now,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("prockubelet: %w", err)
 	}
-	return &Kubelet{cfg: cfg, facts: facts, runners: map[types.UID]*podRunner{}, started: map[string]int{}, hostsGen: make(chan struct{}, 1)}, nil
+	return &Kubelet{cfg: cfg, node: node, runners: map[types.UID]*podRunner{}, started: map[string]int{}, hostsGen: make(chan struct{}, 1)}, nil
 }
 
 // hostDirsSeenByContainers are the host directories a container's root includes (see podinit).
@@ -173,9 +173,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		return fmt.Errorf("listening for the kubelet API on %s: %w", address, err)
 	}
 	port := listener.Addr().(*net.TCPAddr).Port
-	server := &http.Server{Handler: k.apiHandler(), ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(logfWriter(k.cfg.Logf), "kubelet API: ", 0)}
-	served := make(chan error, 1)
-	go func() { served <- server.Serve(tls.NewListener(listener, k.apiTLSConfig())) }()
+	server, served := k.api().Serve(listener)
 
 	// Pods of this node only: the Node authorizer lets a node list no others, and in a
 	// one-node cluster they are every pod a Service can select.
@@ -207,7 +205,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		return err
 	}
 	var heartbeat sync.WaitGroup
-	heartbeat.Go(func() { k.keepNodeReady(runCtx, port) })
+	heartbeat.Go(func() { k.node.KeepReady(runCtx, port) })
 	podFactory.Start(runCtx.Done())
 	serviceFactory.Start(runCtx.Done())
 	podFactory.WaitForCacheSync(ctx.Done())
@@ -236,6 +234,20 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	serviceFactory.Shutdown()
 	_ = server.Close()
 	return err
+}
+
+// api is the kubelet API of this kubelet's pods.
+func (k *Kubelet) api() KubeletAPI {
+	return KubeletAPI{
+		ServingCert: k.cfg.ServingCert, ClientCAs: k.cfg.ClientCAs, PortForward: k.servePortForward, Logf: k.cfg.Logf,
+		Logs: func(namespace, pod, container string, opts *corev1.PodLogOptions) (ContainerLog, error) {
+			logs, err := k.openLogs(namespace, pod, container, opts)
+			if err != nil {
+				return nil, err
+			}
+			return logs, nil
+		},
+	}
 }
 
 // podOf returns the pod an informer event is about, tombstones included.

@@ -102,19 +102,19 @@ func parseLogRecord(line []byte) (logRecord, error) {
 	return logRecord{time: t, stream: string(stream), partial: string(tag) == "P", content: content}, nil
 }
 
-// apiError is an answer of the kubelet API other than 200: kube-apiserver passes its message on
+// APIError is an answer of the kubelet API other than 200: kube-apiserver passes its message on
 // to the client (kubectl prints it).
-type apiError struct {
-	status int
-	msg    string
+type APIError struct {
+	Status  int
+	Message string
 }
 
-func (e *apiError) Error() string { return e.msg }
+func (e *APIError) Error() string { return e.Message }
 
 // parseLogOptions reads the query kube-apiserver sends to /containerLogs (see LogLocation in
 // its pod registry) as the kubelet decodes it; "tail" is the older name of tailLines.
 func parseLogOptions(query url.Values) (*corev1.PodLogOptions, error) {
-	invalidQuery := &apiError{status: http.StatusBadRequest, msg: `{"message": "Unable to decode query."}`}
+	invalidQuery := &APIError{Status: http.StatusBadRequest, Message: `{"message": "Unable to decode query."}`}
 	flag := func(name string) bool {
 		v := query.Get(name)
 		return query.Has(name) && v != "0" && !strings.EqualFold(v, "false")
@@ -165,7 +165,7 @@ func parseLogOptions(query url.Values) (*corev1.PodLogOptions, error) {
 		(opts.Stream != nil && *opts.Stream != corev1.LogStreamAll && *opts.Stream != corev1.LogStreamStdout && *opts.Stream != corev1.LogStreamStderr) ||
 		(opts.Stream != nil && *opts.Stream != corev1.LogStreamAll && opts.TailLines != nil)
 	if invalid {
-		return nil, &apiError{status: http.StatusUnprocessableEntity, msg: `{"message": "Invalid request."}`}
+		return nil, &APIError{Status: http.StatusUnprocessableEntity, Message: `{"message": "Invalid request."}`}
 	}
 	return opts, nil
 }
@@ -188,7 +188,7 @@ type containerLogs struct {
 func (k *Kubelet) openLogs(namespace, name, container string, opts *corev1.PodLogOptions) (*containerLogs, error) {
 	r := k.podByName(namespace, name)
 	if r == nil {
-		return nil, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("pod %q does not exist", name)}
+		return nil, &APIError{Status: http.StatusNotFound, Message: fmt.Sprintf("pod %q does not exist", name)}
 	}
 	r.mu.Lock()
 	status := r.statusOf(container)
@@ -200,12 +200,12 @@ func (k *Kubelet) openLogs(namespace, name, container string, opts *corev1.PodLo
 	}
 	r.mu.Unlock()
 	if status == nil {
-		return nil, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("container %q not found in pod %q", container, name)}
+		return nil, &APIError{Status: http.StatusNotFound, Message: fmt.Sprintf("container %q not found in pod %q", container, name)}
 	}
 	run := restarts
 	if opts.Previous {
 		if restarts == 0 {
-			return nil, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("previous terminated container %q in pod %q not found", container, name)}
+			return nil, &APIError{Status: http.StatusBadRequest, Message: fmt.Sprintf("previous terminated container %q in pod %q not found", container, name)}
 		}
 		run = restarts - 1
 	}
@@ -215,7 +215,7 @@ func (k *Kubelet) openLogs(namespace, name, container string, opts *corev1.PodLo
 		if state.Waiting != nil && state.Waiting.Reason != "" {
 			msg = fmt.Sprintf("container %q in pod %q is waiting to start: %s", container, name, state.Waiting.Reason)
 		}
-		return nil, &apiError{status: http.StatusBadRequest, msg: msg}
+		return nil, &APIError{Status: http.StatusBadRequest, Message: msg}
 	}
 	if opts.TailLines != nil {
 		if err := seekTail(f, int(*opts.TailLines)); err != nil {
@@ -244,11 +244,11 @@ func (k *Kubelet) openLogs(namespace, name, container string, opts *corev1.PodLo
 
 func (l *containerLogs) Close() error { return l.f.Close() }
 
-// writeTo writes the log as the kubelet prints it: each record's content (with its time first
+// WriteTo writes the log as the kubelet prints it: each record's content (with its time first
 // for timestamps), a newline after full records, records before since and of the other stream
 // left out, at most limit bytes. It returns at the end of the log or, following, when the run
 // has ended and its log is drained, or ctx ends.
-func (l *containerLogs) writeTo(ctx context.Context, w io.Writer) error {
+func (l *containerLogs) WriteTo(ctx context.Context, w io.Writer) error {
 	var src io.Reader = l.f
 	if l.done != nil {
 		src = &follower{ctx: ctx, f: l.f, done: l.done}
@@ -370,7 +370,7 @@ func tailLines(path string, n, maxBytes int) string {
 		return ""
 	}
 	var out bytes.Buffer
-	if err := (&containerLogs{f: f, limit: -1}).writeTo(context.Background(), &out); err != nil {
+	if err := (&containerLogs{f: f, limit: -1}).WriteTo(context.Background(), &out); err != nil {
 		return ""
 	}
 	text := strings.TrimRight(out.String(), "\n")

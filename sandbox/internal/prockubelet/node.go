@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -39,6 +41,57 @@ var (
 	evictionStoragePercent = int64(10)
 )
 
+// NodeConfig says what a Node is registered with.
+type NodeConfig struct {
+	// Client is the kubelet's own client, as the node (system:node:<Name>).
+	Client kubernetes.Interface
+	Name   string
+	// IP is the node's InternalIP, where the kubelet API listens.
+	IP netip.Addr
+	// KubeletVersion is status.nodeInfo.kubeletVersion.
+	KubeletVersion string
+	// Runtime names the container runtime in status.nodeInfo.containerRuntimeVersion
+	// (<Runtime>://<module version>).
+	Runtime string
+	// Capacity replaces what the machine reports for the resources it names.
+	Capacity corev1.ResourceList
+	// Taints are the taints the Node is created with (a kubelet's --register-with-taints).
+	Taints []corev1.Taint
+	// StateDir is the kubelet's directory: its filesystem is the node's ephemeral storage.
+	StateDir string
+	Logf     func(format string, args ...any)
+	Now      func() time.Time
+}
+
+// Node is a kubelet's side of its Node: it registers it with what the machine has and keeps it
+// Ready, its status and its Lease renewed. The process kubelet and the simulated kubelet
+// (sandbox/internal/simkubelet) share it, so both are the same node to the control plane.
+type Node struct {
+	cfg   NodeConfig
+	facts nodeFacts
+}
+
+// NewNode measures the machine for the Node; KeepReady registers it.
+func NewNode(cfg NodeConfig) (*Node, error) {
+	if cfg.Client == nil || cfg.Name == "" || !cfg.IP.IsValid() || cfg.StateDir == "" {
+		return nil, errors.New("node: Client, Name, IP and StateDir are required")
+	}
+	if cfg.KubeletVersion == "" {
+		cfg.KubeletVersion = DefaultKubeletVersion
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	facts, err := readNodeFacts(cfg.StateDir, cfg.Capacity, cfg.Runtime)
+	if err != nil {
+		return nil, err
+	}
+	return &Node{cfg: cfg, facts: facts}, nil
+}
+
 // nodeFacts are what the Node reports about the machine; they do not change while the kubelet
 // runs.
 type nodeFacts struct {
@@ -49,7 +102,7 @@ type nodeFacts struct {
 
 // readNodeFacts measures the machine as a kubelet does (CPUs, memory, the filesystem of the
 // state directory), with overrides replacing what it measured.
-func readNodeFacts(stateDir string, overrides corev1.ResourceList) (nodeFacts, error) {
+func readNodeFacts(stateDir string, overrides corev1.ResourceList, runtimeName string) (nodeFacts, error) {
 	memory, err := memTotal("/proc/meminfo")
 	if err != nil {
 		return nodeFacts{}, err
@@ -89,7 +142,7 @@ func readNodeFacts(stateDir string, overrides corev1.ResourceList) (nodeFacts, e
 			BootID:                  readTrimmed("/proc/sys/kernel/random/boot_id"),
 			KernelVersion:           unix.ByteSliceToString(uname.Release[:]),
 			OSImage:                 osImage("/etc/os-release"),
-			ContainerRuntimeVersion: "prockubelet://" + runtimeVersion(),
+			ContainerRuntimeVersion: runtimeName + "://" + runtimeVersion(),
 			OperatingSystem:         runtime.GOOS,
 			Architecture:            runtime.GOARCH,
 		},
@@ -152,9 +205,9 @@ func runtimeVersion() string {
 }
 
 // nodeLabels are the labels a kubelet on Linux gives its Node without a cloud provider.
-func (k *Kubelet) nodeLabels() map[string]string {
+func (n *Node) nodeLabels() map[string]string {
 	return map[string]string{
-		corev1.LabelHostname:      k.cfg.NodeName,
+		corev1.LabelHostname:      n.cfg.Name,
 		corev1.LabelOSStable:      runtime.GOOS,
 		corev1.LabelArchStable:    runtime.GOARCH,
 		"beta.kubernetes.io/os":   runtime.GOOS,
@@ -164,19 +217,19 @@ func (k *Kubelet) nodeLabels() map[string]string {
 
 // nodeStatus is the Node's status, Ready, with the kubelet API at port; conditions keep their
 // transition times from old while their status holds.
-func (k *Kubelet) nodeStatus(old corev1.NodeStatus, port int) corev1.NodeStatus {
-	now := metav1.NewTime(k.cfg.Now())
+func (n *Node) nodeStatus(old corev1.NodeStatus, port int) corev1.NodeStatus {
+	now := metav1.NewTime(n.cfg.Now())
 	status := corev1.NodeStatus{
-		Capacity:    k.facts.capacity.DeepCopy(),
-		Allocatable: k.facts.allocatable.DeepCopy(),
+		Capacity:    n.facts.capacity.DeepCopy(),
+		Allocatable: n.facts.allocatable.DeepCopy(),
 		Addresses: []corev1.NodeAddress{
-			{Type: corev1.NodeInternalIP, Address: k.cfg.NodeIP.String()},
-			{Type: corev1.NodeHostName, Address: k.cfg.NodeName},
+			{Type: corev1.NodeInternalIP, Address: n.cfg.IP.String()},
+			{Type: corev1.NodeHostName, Address: n.cfg.Name},
 		},
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(port)}},
-		NodeInfo:        k.facts.info,
+		NodeInfo:        n.facts.info,
 	}
-	status.NodeInfo.KubeletVersion = k.cfg.KubeletVersion
+	status.NodeInfo.KubeletVersion = n.cfg.KubeletVersion
 	for _, c := range []struct {
 		t       corev1.NodeConditionType
 		status  corev1.ConditionStatus
@@ -202,24 +255,24 @@ func (k *Kubelet) nodeStatus(old corev1.NodeStatus, port int) corev1.NodeStatus 
 	return status
 }
 
-// keepNodeReady registers the Node, then posts its status and renews its Lease every
-// nodeStatusInterval until ctx ends. A Node deleted meanwhile is registered again.
-func (k *Kubelet) keepNodeReady(ctx context.Context, port int) {
+// KeepReady registers the Node with the kubelet API at port, then posts its status and renews
+// its Lease every nodeStatusInterval until ctx ends. A Node deleted meanwhile is registered again.
+func (n *Node) KeepReady(ctx context.Context, port int) {
 	var node *corev1.Node
 	for {
 		var err error
 		if node == nil {
-			node, err = k.registerNode(ctx, port)
+			node, err = n.registerNode(ctx, port)
 		}
 		if err == nil {
-			node, err = k.updateNodeStatus(ctx, port)
+			node, err = n.updateNodeStatus(ctx, port)
 		}
 		if err == nil {
-			err = k.renewLease(ctx, node)
+			err = RenewNodeLease(ctx, n.cfg.Client, node, n.cfg.Now())
 		}
 		wait := nodeStatusInterval
 		if err != nil && ctx.Err() == nil {
-			k.cfg.Logf("node %s: %v", k.cfg.NodeName, err)
+			n.cfg.Logf("node %s: %v", n.cfg.Name, err)
 			if node == nil {
 				wait = registerRetry
 			}
@@ -233,12 +286,12 @@ func (k *Kubelet) keepNodeReady(ctx context.Context, port int) {
 // registerNode creates the Node with its status or, when it exists (a kubelet started again),
 // brings its labels up to date. Under NodeRestriction a node may change only its own Node, and
 // not its taints, which this leaves as they are.
-func (k *Kubelet) registerNode(ctx context.Context, port int) (*corev1.Node, error) {
-	nodes := k.cfg.Client.CoreV1().Nodes()
+func (n *Node) registerNode(ctx context.Context, port int) (*corev1.Node, error) {
+	nodes := n.cfg.Client.CoreV1().Nodes()
 	node, err := nodes.Create(ctx, &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: k.cfg.NodeName, Labels: k.nodeLabels()},
-		Spec:       corev1.NodeSpec{Taints: k.cfg.RegisterWithTaints},
-		Status:     k.nodeStatus(corev1.NodeStatus{}, port),
+		ObjectMeta: metav1.ObjectMeta{Name: n.cfg.Name, Labels: n.nodeLabels()},
+		Spec:       corev1.NodeSpec{Taints: n.cfg.Taints},
+		Status:     n.nodeStatus(corev1.NodeStatus{}, port),
 	}, metav1.CreateOptions{})
 	if err == nil {
 		return node, nil
@@ -247,13 +300,13 @@ func (k *Kubelet) registerNode(ctx context.Context, port int) (*corev1.Node, err
 		return nil, fmt.Errorf("registering the node: %w", err)
 	}
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		existing, err := nodes.Get(ctx, k.cfg.NodeName, metav1.GetOptions{})
+		existing, err := nodes.Get(ctx, n.cfg.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		node = existing
 		changed := false
-		for key, value := range k.nodeLabels() {
+		for key, value := range n.nodeLabels() {
 			if existing.Labels[key] != value {
 				if existing.Labels == nil {
 					existing.Labels = map[string]string{}
@@ -275,15 +328,15 @@ func (k *Kubelet) registerNode(ctx context.Context, port int) (*corev1.Node, err
 
 // updateNodeStatus posts the Node's status through the status subresource; it returns no node
 // when the Node is gone.
-func (k *Kubelet) updateNodeStatus(ctx context.Context, port int) (*corev1.Node, error) {
-	nodes := k.cfg.Client.CoreV1().Nodes()
+func (n *Node) updateNodeStatus(ctx context.Context, port int) (*corev1.Node, error) {
+	nodes := n.cfg.Client.CoreV1().Nodes()
 	var updated *corev1.Node
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		node, err := nodes.Get(ctx, k.cfg.NodeName, metav1.GetOptions{})
+		node, err := nodes.Get(ctx, n.cfg.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		node.Status = k.nodeStatus(node.Status, port)
+		node.Status = n.nodeStatus(node.Status, port)
 		updated, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
 		return err
 	})
@@ -291,11 +344,6 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context, port int) (*corev1.Node,
 		return nil, fmt.Errorf("updating the node status: %w", err)
 	}
 	return updated, nil
-}
-
-// renewLease renews the node's Lease in kube-node-lease.
-func (k *Kubelet) renewLease(ctx context.Context, node *corev1.Node) error {
-	return RenewNodeLease(ctx, k.cfg.Client, node, k.cfg.Now())
 }
 
 // RenewNodeLease renews node's Lease in kube-node-lease as of renewed, creating it owned by the

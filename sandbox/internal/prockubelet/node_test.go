@@ -48,11 +48,11 @@ func TestRegisterNode(t *testing.T) {
 			if tc.existing != nil {
 				client = fake.NewClientset(tc.existing)
 			}
-			k := testKubelet(t, client, nil)
-			if _, err := k.registerNode(t.Context(), 12345); err != nil {
+			n := testNode(t, client)
+			if _, err := n.registerNode(t.Context(), 12345); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := k.updateNodeStatus(t.Context(), 12345); err != nil {
+			if _, err := n.updateNodeStatus(t.Context(), 12345); err != nil {
 				t.Fatal(err)
 			}
 			node, err := client.CoreV1().Nodes().Get(t.Context(), "node-a", metav1.GetOptions{})
@@ -116,11 +116,11 @@ func TestRegisterNode(t *testing.T) {
 }
 
 func TestNodeStatusKeepsTransitionTimes(t *testing.T) {
-	k := testKubelet(t, nil, nil)
+	n := testNode(t, fake.NewClientset())
 	then := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
-	k.cfg.Now = func() time.Time { return now }
-	status := k.nodeStatus(corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+	n.cfg.Now = func() time.Time { return now }
+	status := n.nodeStatus(corev1.NodeStatus{Conditions: []corev1.NodeCondition{
 		{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: then},
 		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionTrue, LastTransitionTime: then},
 	}}, 10250)
@@ -137,12 +137,10 @@ func TestNodeStatusKeepsTransitionTimes(t *testing.T) {
 
 func TestRenewLease(t *testing.T) {
 	client := fake.NewClientset()
-	k := testKubelet(t, client, nil)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	k.cfg.Now = func() time.Time { return now }
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", UID: "node-uid"}}
 	for range 2 {
-		if err := k.renewLease(t.Context(), node); err != nil {
+		if err := RenewNodeLease(t.Context(), client, node, now); err != nil {
 			t.Fatal(err)
 		}
 		lease, err := client.CoordinationV1().Leases("kube-node-lease").Get(t.Context(), "node-a", metav1.GetOptions{})
@@ -170,7 +168,7 @@ func TestReadNodeFacts(t *testing.T) {
 		{name: "overridden", overrides: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi")}, cpu: "64", memory: "262044Mi"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			facts, err := readNodeFacts(t.TempDir(), tc.overrides)
+			facts, err := readNodeFacts(t.TempDir(), tc.overrides, "prockubelet")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -81,7 +81,7 @@ func TestContainerOutputIsLogged(t *testing.T) {
 					t.Fatal(err)
 				}
 				var got strings.Builder
-				err = (&containerLogs{f: f, stream: stream, limit: -1}).writeTo(t.Context(), &got)
+				err = (&containerLogs{f: f, stream: stream, limit: -1}).WriteTo(t.Context(), &got)
 				f.Close()
 				if err != nil || got.String() != want {
 					t.Errorf("%s: %q, %v; want %q", stream, got.String(), err, want)

@@ -6,12 +6,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cri-streaming/pkg/streaming/portforward"
 )
 
@@ -22,40 +24,80 @@ const (
 	streamCreationTimeout = 30 * time.Second
 )
 
-// apiTLSConfig is the kubelet API's TLS configuration. Client certificates are asked for but
+// KubeletAPI is the part of the kubelet API kube-apiserver calls for the pods of a node:
+// /containerLogs (pods/log), /portForward (pods/portforward) and /healthz, over TLS, for
+// callers with a client certificate ClientCAs verify. The process kubelet serves its pods' logs
+// and ports; the simulated kubelet (sandbox/internal/simkubelet) serves what it has to say.
+type KubeletAPI struct {
+	// ServingCert is the TLS certificate; kube-apiserver checks it against
+	// --kubelet-certificate-authority at the address it calls (the Node's InternalIP).
+	ServingCert tls.Certificate
+	// ClientCAs verify the callers' client certificates (kube-apiserver's
+	// --kubelet-client-certificate); a request without one they verify is refused with 401.
+	ClientCAs *x509.CertPool
+	// Logs opens the log of a container; an *APIError is answered with its status.
+	Logs func(namespace, pod, container string, opts *corev1.PodLogOptions) (ContainerLog, error)
+	// PortForward serves /portForward/{namespace}/{pod}[/{uid}]; nil: the node forwards no
+	// ports (404).
+	PortForward http.HandlerFunc
+	Logf        func(format string, args ...any)
+}
+
+// ContainerLog is an open log of a container run, positioned where the answer starts.
+type ContainerLog interface {
+	// WriteTo writes the log as the options it was opened with say: to its end or, following,
+	// until the run ends or ctx does.
+	WriteTo(ctx context.Context, w io.Writer) error
+	Close() error
+}
+
+// Serve serves the API on listener until the returned server is closed; served receives why
+// it stopped.
+func (a KubeletAPI) Serve(listener net.Listener) (server *http.Server, served <-chan error) {
+	logf := a.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	server = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(logfWriter(logf), "kubelet API: ", 0)}
+	errs := make(chan error, 1)
+	go func() { errs <- server.Serve(tls.NewListener(listener, a.tlsConfig())) }()
+	return server, errs
+}
+
+// tlsConfig is the kubelet API's TLS configuration. Client certificates are asked for but
 // verified per request, so that a caller without a good one gets the kubelet's 401 rather
 // than a failed handshake. HTTP/1.1 only: port forwarding upgrades the connection, which
 // HTTP/2 cannot.
-func (k *Kubelet) apiTLSConfig() *tls.Config {
+func (a KubeletAPI) tlsConfig() *tls.Config {
 	return &tls.Config{
-		Certificates: []tls.Certificate{k.cfg.ServingCert},
+		Certificates: []tls.Certificate{a.ServingCert},
 		ClientAuth:   tls.RequestClientCert,
 		MinVersion:   tls.VersionTLS12,
 		NextProtos:   []string{"http/1.1"},
 	}
 }
 
-// apiHandler serves the part of the kubelet API kube-apiserver calls for pods of this node:
-// /containerLogs (pods/log) and /portForward (pods/portforward), and /healthz.
-func (k *Kubelet) apiHandler() http.Handler {
+func (a KubeletAPI) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "ok")
 	})
-	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", k.serveContainerLogs)
-	for _, pattern := range []string{"/portForward/{namespace}/{pod}", "/portForward/{namespace}/{pod}/{uid}"} {
-		mux.HandleFunc("GET "+pattern, k.servePortForward)
-		mux.HandleFunc("POST "+pattern, k.servePortForward)
+	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", a.serveContainerLogs)
+	if a.PortForward != nil {
+		for _, pattern := range []string{"/portForward/{namespace}/{pod}", "/portForward/{namespace}/{pod}/{uid}"} {
+			mux.HandleFunc("GET "+pattern, a.PortForward)
+			mux.HandleFunc("POST "+pattern, a.PortForward)
+		}
 	}
-	return k.authenticate(mux)
+	return a.authenticate(mux)
 }
 
 // authenticate refuses, with 401, a request without a client certificate that ClientCAs
 // verify for client authentication. Every such client is allowed everything: the kubelet API
 // serves kube-apiserver, not users.
-func (k *Kubelet) authenticate(next http.Handler) http.Handler {
+func (a KubeletAPI) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := verifyClient(r.TLS, k.cfg.ClientCAs); err != nil {
+		if err := verifyClient(r.TLS, a.ClientCAs); err != nil {
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -88,22 +130,22 @@ func (f logfWriter) Write(p []byte) (int, error) {
 // message as plain text.
 func writeError(w http.ResponseWriter, err error) {
 	status := http.StatusBadRequest
-	var apiErr *apiError
+	var apiErr *APIError
 	if errors.As(err, &apiErr) {
-		status = apiErr.status
+		status = apiErr.Status
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, err.Error())
 }
 
-func (k *Kubelet) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
+func (a KubeletAPI) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 	opts, err := parseLogOptions(r.URL.Query())
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	logs, err := k.openLogs(r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"), opts)
+	logs, err := a.Logs(r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"), opts)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -111,7 +153,7 @@ func (k *Kubelet) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 	defer logs.Close()
 	w.Header().Set("Content-Type", "text/plain")
 	// Once the answer has started, an error can only cut it short.
-	_ = logs.writeTo(r.Context(), flushWriter{w: w, flush: http.NewResponseController(w)})
+	_ = logs.WriteTo(r.Context(), flushWriter{w: w, flush: http.NewResponseController(w)})
 }
 
 // flushWriter sends every write at once, so that a followed log reaches the client as the
@@ -142,11 +184,11 @@ func (k *Kubelet) servePortForward(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("pod")
 	runner := k.podByName(r.PathValue("namespace"), name)
 	if runner == nil {
-		writeError(w, &apiError{status: http.StatusNotFound, msg: "pod does not exist"})
+		writeError(w, &APIError{Status: http.StatusNotFound, Message: "pod does not exist"})
 		return
 	}
 	if uid := r.PathValue("uid"); uid != "" && uid != string(runner.uid) {
-		writeError(w, &apiError{status: http.StatusNotFound, msg: "pod not found"})
+		writeError(w, &APIError{Status: http.StatusNotFound, Message: "pod not found"})
 		return
 	}
 	portforward.ServePortForward(w, r, podPorts{runner}, name, string(runner.uid), opts, streamIdleTimeout, streamCreationTimeout, portforward.SupportedProtocols)

@@ -42,8 +42,8 @@ func newAPIFixture(t *testing.T) *apiFixture {
 	servingCA, clientCA := newTestCA(t, "kubelet-serving-ca"), newTestCA(t, "kubelet-client-ca")
 	k := testKubelet(t, nil, clientCA.pool)
 	k.cfg.ServingCert = servingCA.issue(t, "node-a", x509.ExtKeyUsageServerAuth, net.IPv4(127, 0, 0, 1))
-	server := httptest.NewUnstartedServer(k.apiHandler())
-	server.TLS = k.apiTLSConfig()
+	server := httptest.NewUnstartedServer(k.api().handler())
+	server.TLS = k.api().tlsConfig()
 	server.StartTLS()
 	t.Cleanup(server.Close)
 	clientFor := func(cert *tls.Certificate) *http.Client {

@@ -2,17 +2,25 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
 )
 
 const (
@@ -25,58 +33,89 @@ const (
 	certValidity = 365 * 24 * time.Hour
 )
 
-// controlPlane is kube-apiserver, kube-controller-manager and kube-scheduler, each a process of
-// its own as on a control-plane node, with their certificates and kubeconfigs.
-type controlPlane struct {
-	pki        *pki
-	now        time.Time
-	address    string // host:port the API server serves at
-	kubeconfig string // cluster-admin (system:masters)
-	admin      *restclient.Config
+// ControlPlane is etcd, kube-apiserver, kube-controller-manager and kube-scheduler, each
+// component a process of its own as on a control-plane node, with their certificates and
+// kubeconfigs. The Stack runs its cluster on one; a tool that needs only the API (crdbench)
+// starts one alone.
+type ControlPlane struct {
+	// Kubeconfig is a cluster-admin (system:masters) kubeconfig file; Admin the same as a client
+	// configuration.
+	Kubeconfig string
+	Admin      *restclient.Config
+	// Address is the host:port the API server serves at.
+	Address string
 
+	pki       *pki
+	now       time.Time
+	etcd      *etcd
 	processes []*process
 }
 
-type controlPlaneOptions struct {
-	dir     string // state: pki/, kubeconfigs, logs/
-	binDir  string // kube-apiserver, kube-controller-manager, kube-scheduler
-	etcdURL string
-	address string     // host:port; the host must be a loopback address
-	nodeIP  netip.Addr // advertised as the API server's address, the address pods reach it at
-	now     time.Time
+// ControlPlaneOptions say where and how to run a control plane.
+type ControlPlaneOptions struct {
+	// Dir holds its state: etcd, pki/, kubeconfigs, logs/.
+	Dir string
+	// KubeBinDir holds kube-apiserver, kube-controller-manager and kube-scheduler
+	// (hack/kube/build.sh).
+	KubeBinDir string
+	// Address is where the API server listens, a loopback host:port; empty or port 0 picks a
+	// free port.
+	Address string
+	// NodeIP is advertised as the API server's address: the kubernetes Service's endpoint, where
+	// pods reach it. Its certificate is valid for it.
+	NodeIP netip.Addr
+	// Now is the time the certificates are issued at.
+	Now time.Time
 }
 
-// startControlPlane starts the three components and returns once the API server is ready; the
-// controllers and the scheduler are started but not awaited (the caller waits for what it needs).
-func startControlPlane(ctx context.Context, o controlPlaneOptions) (_ *controlPlane, err error) {
-	logDir := filepath.Join(o.dir, "logs")
+// StartControlPlane starts etcd and the three components and returns once the API server is
+// ready; the controllers and the scheduler are started but not awaited (the caller waits for
+// what it needs). On error everything started is stopped again.
+func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (_ *ControlPlane, err error) {
+	address, err := concreteAddress(o.Address)
+	if err != nil {
+		return nil, err
+	}
+	// Refused here, in one line, rather than by kube-apiserver's log after etcd has started.
+	l, err := net.Listen("tcp", address)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%s is in use: stop what listens there or choose another address", address)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the API server's address: %w", err)
+	}
+	l.Close()
+	logDir := filepath.Join(o.Dir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	p, err := newPKI(filepath.Join(o.dir, "pki"), o.now, certValidity)
+	p, err := newPKI(filepath.Join(o.Dir, "pki"), o.Now, certValidity)
 	if err != nil {
 		return nil, err
 	}
-	cp := &controlPlane{pki: p, address: o.address, now: o.now}
+	cp := &ControlPlane{pki: p, Address: address, now: o.Now}
 	defer func() {
 		if err != nil {
-			cp.stop()
+			cp.Stop()
 		}
 	}()
-	host, port, err := net.SplitHostPort(o.address)
+	if cp.etcd, err = startEtcd(filepath.Join(o.Dir, "etcd")); err != nil {
+		return nil, err
+	}
+	host, port, err := net.SplitHostPort(address)
 	if err != nil {
-		return nil, fmt.Errorf("API server address %q: %w", o.address, err)
+		return nil, fmt.Errorf("API server address %q: %w", address, err)
 	}
 	serviceIP := net.IPv4(10, 0, 0, 1)
 	serving, err := p.issue(certRequest{
 		name: "apiserver", commonName: "kube-apiserver", server: true,
 		dnsNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-		ips:      []net.IP{net.ParseIP(host), serviceIP, o.nodeIP.AsSlice()},
-	}, o.now, certValidity)
+		ips:      []net.IP{net.ParseIP(host), serviceIP, o.NodeIP.AsSlice()},
+	}, o.Now, certValidity)
 	if err != nil {
 		return nil, err
 	}
-	kubeletClient, err := p.issue(certRequest{name: "apiserver-kubelet-client", commonName: "kube-apiserver-kubelet-client", organizations: []string{"system:masters"}, client: true}, o.now, certValidity)
+	kubeletClient, err := p.issue(certRequest{name: "apiserver-kubelet-client", commonName: "kube-apiserver-kubelet-client", organizations: []string{"system:masters"}, client: true}, o.Now, certValidity)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +127,7 @@ func startControlPlane(ctx context.Context, o controlPlaneOptions) (_ *controlPl
 	if err := writeSignerKey(p, caKeyFile); err != nil {
 		return nil, err
 	}
-	server := "https://" + o.address
+	server := "https://" + address
 	clients := map[string]certRequest{
 		"admin":                   {commonName: "kubernetes-admin", organizations: []string{"system:masters"}},
 		"kube-controller-manager": {commonName: "system:kube-controller-manager"},
@@ -97,26 +136,26 @@ func startControlPlane(ctx context.Context, o controlPlaneOptions) (_ *controlPl
 	kubeconfigs := map[string]string{}
 	for name, req := range clients {
 		req.name, req.client = name, true
-		cert, err := p.issue(req, o.now, certValidity)
+		cert, err := p.issue(req, o.Now, certValidity)
 		if err != nil {
 			return nil, err
 		}
-		path := filepath.Join(o.dir, name+".kubeconfig")
+		path := filepath.Join(o.Dir, name+".kubeconfig")
 		if err := writeKubeconfig(path, server, p.caPEM, cert); err != nil {
 			return nil, err
 		}
 		kubeconfigs[name] = path
 	}
-	cp.kubeconfig = kubeconfigs["admin"]
-	if cp.admin, err = clientcmd.BuildConfigFromFlags("", cp.kubeconfig); err != nil {
+	cp.Kubeconfig = kubeconfigs["admin"]
+	if cp.Admin, err = clientcmd.BuildConfigFromFlags("", cp.Kubeconfig); err != nil {
 		return nil, err
 	}
 
-	apiserver, err := startProcess("kube-apiserver", filepath.Join(o.binDir, "kube-apiserver"), []string{
-		"--etcd-servers=" + o.etcdURL,
+	apiserver, err := startProcess("kube-apiserver", filepath.Join(o.KubeBinDir, "kube-apiserver"), []string{
+		"--etcd-servers=" + cp.etcd.clientURL,
 		"--bind-address=" + host,
 		"--secure-port=" + port,
-		"--advertise-address=" + o.nodeIP.String(),
+		"--advertise-address=" + o.NodeIP.String(),
 		"--service-cluster-ip-range=" + serviceCIDR,
 		"--authorization-mode=Node,RBAC",
 		// On top of the default plugins (ServiceAccount, LimitRanger, ResourceQuota, PodSecurity,
@@ -137,12 +176,12 @@ func startControlPlane(ctx context.Context, o controlPlaneOptions) (_ *controlPl
 		// its cluster IP: no kube-proxy runs on this machine to route cluster IPs.
 		"--enable-aggregator-routing=true",
 		"--profiling=false",
-	}, logDir)
+	}, nil, logDir)
 	if err != nil {
 		return nil, err
 	}
 	cp.processes = append(cp.processes, apiserver)
-	client, err := kubernetes.NewForConfig(cp.admin)
+	client, err := kubernetes.NewForConfig(cp.Admin)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +222,7 @@ func startControlPlane(ctx context.Context, o controlPlaneOptions) (_ *controlPl
 			"--profiling=false",
 		}},
 	} {
-		proc, err := startProcess(c.name, filepath.Join(o.binDir, c.name), c.args, logDir)
+		proc, err := startProcess(c.name, filepath.Join(o.KubeBinDir, c.name), c.args, nil, logDir)
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +232,7 @@ func startControlPlane(ctx context.Context, o controlPlaneOptions) (_ *controlPl
 }
 
 // exited reports the first component that is no longer running, if any.
-func (cp *controlPlane) exited() *process {
+func (cp *ControlPlane) exited() *process {
 	for _, p := range cp.processes {
 		select {
 		case <-p.exited:
@@ -204,10 +243,13 @@ func (cp *controlPlane) exited() *process {
 	return nil
 }
 
-// stop stops the components, the API server last.
-func (cp *controlPlane) stop() {
+// Stop stops the components, the API server last, then etcd.
+func (cp *ControlPlane) Stop() {
 	for i := len(cp.processes) - 1; i >= 0; i-- {
 		cp.processes[i].stop(10 * time.Second)
+	}
+	if cp.etcd != nil {
+		cp.etcd.stop()
 	}
 }
 
@@ -240,4 +282,50 @@ func freePort(host string) (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ApplyCRDs applies the CRDs in dir with kubectl, as an administrator does, and waits until the
+// API server serves them. It reads their status itself: `kubectl wait
+// --for=condition=Established` fails at once ("accessor error" on .status.conditions) when it
+// reads a CRD the API server has not given any condition yet.
+func (cp *ControlPlane) ApplyCRDs(ctx context.Context, dir string) error {
+	out, err := localcluster.Kubectl(ctx, cp.Kubeconfig, "apply", "-o", "name", "-f", dir)
+	if err != nil {
+		return fmt.Errorf("applying CRDs: %w", err)
+	}
+	var names []string
+	for line := range strings.Lines(out) {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "customresourcedefinition.apiextensions.k8s.io/"); ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("kubectl apply -f %s applied no CustomResourceDefinition: %s", dir, strings.TrimSpace(out))
+	}
+	client, err := apiextensionsclientset.NewForConfig(cp.Admin)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		var last string
+		err := pollUntil(ctx, "CustomResourceDefinition "+name+" to be established", func(ctx context.Context) error {
+			crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return nil
+				}
+				if c.Type == apiextensionsv1.Established {
+					last = c.Message
+				}
+			}
+			return fmt.Errorf("not established yet: %s", last)
+		}, cp.exited)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

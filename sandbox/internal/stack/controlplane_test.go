@@ -2,10 +2,8 @@ package stack
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,27 +22,21 @@ func TestControlPlane(t *testing.T) {
 	if binDir == "" {
 		t.Skip("KUBE_BIN_DIR is not set: build the control plane with make kube")
 	}
-	dir := t.TempDir()
-	etcd, err := localcluster.StartEtcd(filepath.Join(dir, "etcd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Stop()
-	port, err := freePort("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := startControlPlane(ctx, controlPlaneOptions{
-		dir: dir, binDir: binDir, etcdURL: etcd.ClientURL, address: fmt.Sprintf("127.0.0.1:%d", port),
-		nodeIP: netip.MustParseAddr("192.0.2.1"), now: time.Now(),
+	cp, err := StartControlPlane(ctx, ControlPlaneOptions{
+		Dir: t.TempDir(), KubeBinDir: binDir, NodeIP: netip.MustParseAddr("192.0.2.1"), Now: time.Now(),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cp.stop()
-	client, err := kubernetes.NewForConfig(cp.admin)
+	defer cp.Stop()
+	// A second one at the same address is refused in one line, before anything starts.
+	if _, err := StartControlPlane(ctx, ControlPlaneOptions{Dir: t.TempDir(), KubeBinDir: binDir, Address: cp.Address, Now: time.Now()}); err == nil ||
+		err.Error() != cp.Address+" is in use: stop what listens there or choose another address" {
+		t.Errorf("a control plane at a taken address: %v", err)
+	}
+	client, err := kubernetes.NewForConfig(cp.Admin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +59,12 @@ func TestControlPlane(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	out, err := localcluster.Kubectl(ctx, cp.kubeconfig, "run", "bad", "--image=busybox", "--overrides", `{"spec":{"containers":[{"name":"UPPER","image":"busybox"}]}}`)
+	out, err := localcluster.Kubectl(ctx, cp.Kubeconfig, "run", "bad", "--image=busybox", "--overrides", `{"spec":{"containers":[{"name":"UPPER","image":"busybox"}]}}`)
 	if err == nil || !strings.Contains(out, "Invalid value") {
 		t.Errorf("an invalid pod: %v: %s", err, out)
 	}
 	// The server's table: a STATUS column kubectl does not know of itself.
-	out, err = localcluster.Kubectl(ctx, cp.kubeconfig, "get", "namespace", "default")
+	out, err = localcluster.Kubectl(ctx, cp.Kubeconfig, "get", "namespace", "default")
 	if err != nil || !strings.Contains(out, "STATUS") || !strings.Contains(out, "Active") {
 		t.Errorf("kubectl get namespace prints no server-side table: %v: %s", err, out)
 	}

@@ -16,19 +16,32 @@ type helmRunner struct {
 	binary, kubeconfig, home, logDir string
 }
 
-// install runs helm install and, with wait, waits until the release's workloads are ready.
-func (h helmRunner) install(ctx context.Context, release, chart, namespace string, valuesFiles, set, setJSON []string, wait bool) error {
+// installOptions are the values of an install and how helm goes about it.
+type installOptions struct {
+	valuesFiles, set, setJSON []string
+	// wait: until the release's workloads are ready.
+	wait bool
+	// skipSchemaValidation: values the chart's schema refuses (replicaCount=0 for the hook
+	// server that runs on the host instead).
+	skipSchemaValidation bool
+}
+
+// install runs helm install.
+func (h helmRunner) install(ctx context.Context, release, chart, namespace string, o installOptions) error {
 	args := []string{"install", release, chart, "--namespace", namespace, "--create-namespace"}
-	if wait {
+	if o.wait {
 		args = append(args, "--wait", "--timeout", "3m")
 	}
-	for _, f := range valuesFiles {
+	if o.skipSchemaValidation {
+		args = append(args, "--skip-schema-validation")
+	}
+	for _, f := range o.valuesFiles {
 		args = append(args, "--values", f)
 	}
-	for _, s := range set {
+	for _, s := range o.set {
 		args = append(args, "--set", s)
 	}
-	for _, s := range setJSON {
+	for _, s := range o.setJSON {
 		args = append(args, "--set-json", s)
 	}
 	if _, err := h.run(ctx, args...); err != nil {
@@ -58,9 +71,12 @@ func (h helmRunner) run(ctx context.Context, args ...string) (string, error) {
 }
 
 // upgrade runs helm upgrade on an installed release with the chart's current defaults and the
-// values set at install, but for setJSON.
-func (h helmRunner) upgrade(ctx context.Context, release, chart, namespace string, setJSON []string) error {
+// values set at install, but for setJSON; skipSchemaValidation as at install.
+func (h helmRunner) upgrade(ctx context.Context, release, chart, namespace string, setJSON []string, skipSchemaValidation bool) error {
 	args := []string{"upgrade", release, chart, "--namespace", namespace, "--reset-then-reuse-values", "--wait", "--timeout", "3m"}
+	if skipSchemaValidation {
+		args = append(args, "--skip-schema-validation")
+	}
 	for _, s := range setJSON {
 		args = append(args, "--set-json", s)
 	}

@@ -2,63 +2,135 @@ package stack
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/simkubelet"
 )
 
-// startKubelet starts the process kubelet as the node NodeName: it authenticates as
-// system:node:<name> (so the Node authorizer and NodeRestriction judge it as a kubelet) and serves
-// the kubelet API (logs, port forwarding) to the API server on the node's address.
-func (s *Stack) startKubelet(ctx context.Context, o Options, images *prockubelet.ImageTable) (*prockubelet.Kubelet, error) {
-	p := s.control.pki
-	now := s.control.now
+// nodeCredentials are what a kubelet authenticates with and serves its API with: a client as
+// system:node:<name> (so the Node authorizer and NodeRestriction judge it as a kubelet) and a
+// serving certificate for the node's address, which kube-apiserver checks.
+type nodeCredentials struct {
+	client  kubernetes.Interface
+	serving tls.Certificate
+}
+
+func (s *Stack) nodeCredentials(o Options) (nodeCredentials, error) {
+	p, now := s.control.pki, s.control.now
 	identity, err := p.issue(certRequest{
 		name: "kubelet-client", commonName: "system:node:" + o.NodeName, organizations: []string{"system:nodes"}, client: true,
 	}, now, certValidity)
 	if err != nil {
-		return nil, err
+		return nodeCredentials{}, err
 	}
 	serving, err := p.issue(certRequest{
 		name: "kubelet", commonName: o.NodeName, server: true,
-		dnsNames: []string{o.NodeName}, ips: []net.IP{o.Network.Gateway.AsSlice()},
+		dnsNames: []string{o.NodeName}, ips: []net.IP{s.NodeIP.AsSlice()},
 	}, now, certValidity)
 	if err != nil {
-		return nil, err
+		return nodeCredentials{}, err
 	}
 	servingPair, err := serving.tlsCertificate()
 	if err != nil {
-		return nil, err
+		return nodeCredentials{}, err
 	}
-	kubeconfig := filepath.Join(o.Dir, "kubelet.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, "https://"+s.APIAddress, p.caPEM, identity); err != nil {
-		return nil, err
+	if err := writeKubeconfig(filepath.Join(o.Dir, "kubelet.kubeconfig"), "https://"+s.APIAddress, p.caPEM, identity); err != nil {
+		return nodeCredentials{}, err
 	}
 	cfg := restclient.CopyConfig(s.Admin)
 	cfg.TLSClientConfig = restclient.TLSClientConfig{CAData: p.caPEM, CertData: identity.CertPEM, KeyData: identity.KeyPEM}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nodeCredentials{}, err
+	}
+	return nodeCredentials{client: client, serving: servingPair}, nil
+}
+
+// startProcessKubelet starts the process kubelet as the node NodeName, serving the kubelet API
+// (logs, port forwarding) on the pod network's gateway.
+func (s *Stack) startProcessKubelet(ctx context.Context, o Options) error {
+	images, err := o.withChartImages()
+	if err != nil {
+		return err
+	}
+	creds, err := s.nodeCredentials(o)
+	if err != nil {
+		return err
 	}
 	kubelet, err := prockubelet.New(prockubelet.Config{
-		Client: client, NodeName: o.NodeName, NodeIP: o.Network.Gateway, Images: images, Network: o.Network,
+		Client: creds.client, NodeName: o.NodeName, NodeIP: s.NodeIP, Images: images, Network: o.Network,
 		StateDir: filepath.Join(o.Dir, "kubelet"), APIServer: s.APIAddress,
-		ServingCert: servingPair, ClientCAs: p.certPool(), Capacity: o.Capacity, RegisterWithTaints: o.NodeTaints, Logf: o.Logf,
+		ServingCert: creds.serving, ClientCAs: s.control.pki.certPool(), Capacity: o.Capacity, RegisterWithTaints: o.NodeTaints, Logf: o.Logf,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("the kubelet: %w", err)
+		return fmt.Errorf("the kubelet: %w", err)
 	}
-	s.running.Add(1)
-	go func() {
-		defer s.running.Done()
+	s.Kubelet = kubelet
+	s.running.Go(func() {
 		if err := kubelet.Run(ctx); err != nil {
 			o.Logf("kubelet: %v", err)
 		}
-	}()
-	return kubelet, nil
+	})
+	return nil
+}
+
+// startSimulatedKubelet starts the simulated kubelet as the node NodeName, serving the kubelet
+// API (logs) on the node's address.
+func (s *Stack) startSimulatedKubelet(ctx context.Context, o Options) error {
+	creds, err := s.nodeCredentials(o)
+	if err != nil {
+		return err
+	}
+	kubelet, err := simkubelet.New(simkubelet.Config{
+		Client: creds.client, NodeName: o.NodeName, NodeIP: s.NodeIP, ServingCert: creds.serving, ClientCAs: s.control.pki.certPool(),
+		Capacity: o.Capacity, Taints: o.NodeTaints, StateDir: filepath.Join(o.Dir, "kubelet"),
+		StartDelay: o.Simulated.StartDelay, RunTime: o.Simulated.RunTime, Logf: o.Logf,
+	})
+	if err != nil {
+		return err
+	}
+	s.running.Go(func() {
+		if err := kubelet.Run(ctx); err != nil {
+			o.Logf("simulated kubelet: %v", err)
+		}
+	})
+	return nil
+}
+
+// HostIP returns an IPv4 address of this machine that is neither loopback nor link-local, from
+// the first interface that is up and has one: the address a simulated node's endpoints can be
+// published at.
+func HostIP() (netip.Addr, error) {
+	interfaces, err := net.Interfaces()
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("listing this machine's network interfaces: %w", err)
+	}
+	for _, iface := range interfaces {
+		if iface.Flags&net.FlagUp == 0 || iface.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := iface.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			prefix, err := netip.ParsePrefix(a.String())
+			if err != nil {
+				continue
+			}
+			if ip := prefix.Addr(); ip.Is4() && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() {
+				return ip, nil
+			}
+		}
+	}
+	return netip.Addr{}, errors.New("this machine has no IPv4 address but loopback, and EndpointSlices refuse loopback: connect it to a network and start again")
 }

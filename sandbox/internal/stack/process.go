@@ -20,14 +20,16 @@ type process struct {
 	err     error // why it exited, once exited is closed
 }
 
-// startProcess starts binary with args, its output appended to logDir/<name>.log.
-func startProcess(name, binary string, args []string, logDir string) (*process, error) {
+// startProcess starts binary with args, its output appended to logDir/<name>.log, in env (nil:
+// this process's environment).
+func startProcess(name, binary string, args, env []string, logDir string) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(binary, args...)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group, so a terminal's Ctrl-C reaches the stack, which stops the
 	// components in order, instead of every component at once.

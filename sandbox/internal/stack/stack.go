@@ -1,11 +1,16 @@
 // Package stack starts the whole local cluster the sandbox (make run) and the end-to-end suites
 // run on, from options, and stops it: etcd, the real kube-apiserver, kube-controller-manager and
-// kube-scheduler (k8s.io/kubernetes, built by hack/kube), the process kubelet as the one node,
-// Metacontroller (the real one from its own Helm chart, or the local stand-in where it is absent)
-// and sparkhooks installed with Helm from chart/, as a user installs it. Both the hook server and
-// Metacontroller run as the Pods their charts describe, on the process kubelet, from local image
+// kube-scheduler (k8s.io/kubernetes, built by hack/kube), one node, Metacontroller (the real one
+// from its own Helm chart, or the local stand-in where it is absent) and sparkhooks installed
+// with Helm from chart/, as a user installs it.
+//
+// The node is the process kubelet, or, in simulated mode (Options.Simulated), the simulated
+// kubelet, which plays pods' phases and needs neither root nor images. On the process kubelet
+// the hook server and Metacontroller run as the Pods their charts describe, from local image
 // layers holding the binaries: no registry is needed, and the charts' RBAC, probes, mounts,
-// security contexts and Services are what a cluster would run.
+// security contexts and Services are what a cluster would run. On the simulated node the hook
+// server runs as a host process behind the chart's Service (hosthooks.go), and the stand-in runs
+// the CompositeControllers.
 package stack
 
 import (
@@ -14,12 +19,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -66,10 +71,14 @@ type Options struct {
 	// MetacontrollerChart is Metacontroller's chart directory and MetacontrollerValues the values
 	// file it is installed with (chart/metacontroller-values.yaml).
 	MetacontrollerChart, MetacontrollerValues string
-	// Images are the Spark images the kubelet runs; the stack adds sparkhooks' and Metacontroller's.
+	// Images are the Spark images the process kubelet runs; the stack adds sparkhooks' and
+	// Metacontroller's.
 	Images *prockubelet.ImageTable
-	// Network is the node's pod network.
+	// Network is the process kubelet's pod network.
 	Network *prockubelet.Network
+	// Simulated, if set, makes the node the simulated kubelet instead of the process kubelet
+	// (Images and Network are then unused).
+	Simulated *SimulatedNode
 	// NodeName names the one node.
 	NodeName string
 	// Capacity overrides what the node offers the scheduler (prockubelet.Config.Capacity): the
@@ -84,15 +93,34 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
+// SimulatedNode configures the simulated node (sandbox/internal/simkubelet). No kubelet runs
+// the chart's Deployment then: the hook server runs as a host process at IP behind the chart's
+// Service (hosthooks.go). Metacontroller cannot run either: as a host process it would reach the
+// hooks at the Service's name, which resolves only through cluster DNS, which this cluster has
+// not; the stand-in runs the CompositeControllers.
+type SimulatedNode struct {
+	// IP is the node's address, where the kubelet API and the hook server listen: an address of
+	// this machine other than loopback, which EndpointSlice validation refuses. The zero value
+	// picks one (HostIP).
+	IP netip.Addr
+	// StartDelay is how long a pod takes to run; RunTime how long one that may end runs.
+	StartDelay, RunTime time.Duration
+}
+
 // Stack is a running cluster.
 type Stack struct {
 	// Kubeconfig is a cluster-admin kubeconfig file; Admin the same as a client configuration.
 	Kubeconfig string
 	Admin      *restclient.Config
-	// APIAddress is where the API server listens.
-	APIAddress string
-	// Kubelet is the node.
+	// APIAddress is where the API server listens; Version is what it says its version is.
+	APIAddress, Version string
+	// Kubelet is the process kubelet, nil on a simulated node.
 	Kubelet *prockubelet.Kubelet
+	// NodeIP is the node's address.
+	NodeIP netip.Addr
+	// HookServer is where the hook server's host process serves HTTP on a simulated node; empty
+	// where it runs as the chart's Pods.
+	HookServer string
 	// Controller says what runs the CompositeControllers: "Metacontroller v4.17.2" or the stand-in.
 	Controller string
 	// Controllers are the stand-in's controllers by CompositeController name (none with the real
@@ -101,10 +129,12 @@ type Stack struct {
 	// LogDir holds one log per component.
 	LogDir string
 
-	etcd    *localcluster.Etcd
-	control *controlPlane
+	control *ControlPlane
+	hooks   *process
 	helm    helmRunner
 	chart   string
+	// skipSchemaValidation: the release's values are ones the chart's schema refuses.
+	skipSchemaValidation bool
 	// jobNamespacesMu serialises the release's upgrades.
 	jobNamespacesMu sync.Mutex
 	cancel          context.CancelFunc
@@ -129,35 +159,32 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			s.Stop()
 		}
 	}()
-	if s.etcd, err = localcluster.StartEtcd(filepath.Join(o.Dir, "etcd")); err != nil {
+	if s.NodeIP, err = o.nodeIP(); err != nil {
 		return nil, err
 	}
-	address, err := concreteAddress(o.APIAddress)
-	if err != nil {
-		return nil, err
-	}
-	s.control, err = startControlPlane(ctx, controlPlaneOptions{
-		dir: o.Dir, binDir: o.KubeBinDir, etcdURL: s.etcd.ClientURL, address: address,
-		nodeIP: o.Network.Gateway, now: time.Now(),
+	s.control, err = StartControlPlane(ctx, ControlPlaneOptions{
+		Dir: o.Dir, KubeBinDir: o.KubeBinDir, Address: o.APIAddress, NodeIP: s.NodeIP, Now: time.Now(),
 	})
 	if err != nil {
-		if strings.Contains(err.Error(), "address already in use") {
-			return nil, fmt.Errorf("%s is in use: stop what listens there or choose another address: %w", address, err)
-		}
 		return nil, err
 	}
-	s.Kubeconfig, s.Admin, s.APIAddress = s.control.kubeconfig, s.control.admin, address
+	s.Kubeconfig, s.Admin, s.APIAddress = s.control.Kubeconfig, s.control.Admin, s.control.Address
 	phase("the API server is ready")
 	client, err := kubernetes.NewForConfig(s.Admin)
 	if err != nil {
 		return nil, err
 	}
-
-	images, err := o.withChartImages()
+	version, err := client.Discovery().ServerVersion()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("asking the API server its version: %w", err)
 	}
-	if s.Kubelet, err = s.startKubelet(runCtx, o, images); err != nil {
+	s.Version = version.GitVersion
+	if o.Simulated != nil {
+		err = s.startSimulatedKubelet(runCtx, o)
+	} else {
+		err = s.startProcessKubelet(runCtx, o)
+	}
+	if err != nil {
 		return nil, err
 	}
 	// The charts go in while the node registers: their Pods wait for it in Pending, and a node
@@ -193,11 +220,20 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 	if err != nil {
 		return err
 	}
-	chartSet := o.ChartSet
+	sparkhooks := installOptions{set: o.ChartSet, setJSON: tolerations, wait: true}
+	if o.Simulated != nil {
+		// The simulated node would play the Deployment's Pods as Running at addresses where
+		// nothing answers, and the Service would send the webhook calls there. The host process
+		// stands in for them (runHooksOnHost). The chart's schema refuses 0 replicas, rightly
+		// for a cluster: nothing would serve the webhooks; here the host process does.
+		sparkhooks.set = append(slices.Clone(sparkhooks.set), "replicaCount=0")
+		sparkhooks.skipSchemaValidation = true
+	}
+	s.skipSchemaValidation = sparkhooks.skipSchemaValidation
 	switch {
 	case o.OwnControllers:
 		s.Controller = "the caller's controllers"
-		chartSet = append(slices.Clone(chartSet), "metacontroller.enabled=false")
+		sparkhooks.set = append(slices.Clone(sparkhooks.set), "metacontroller.enabled=false")
 	case o.Metacontroller != "":
 		s.Controller = "Metacontroller " + chartAppVersion(o.MetacontrollerChart)
 		// Its CRDs first, as an administrator applies them, so that Metacontroller starts after
@@ -211,16 +247,23 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 			return err
 		}
 	}
-	if err := helm.install(ctx, "sparkhooks", o.Chart, SparkhooksNamespace, nil, chartSet, tolerations, true); err != nil {
+	if err := helm.install(ctx, "sparkhooks", o.Chart, SparkhooksNamespace, sparkhooks); err != nil {
 		return err
 	}
 	phase("sparkhooks' chart is installed and its Pods are ready")
+	if o.Simulated != nil {
+		if err := s.runHooksOnHost(ctx, o, client); err != nil {
+			return err
+		}
+		phase("the hook server runs on the host behind the chart's Service")
+	}
 	switch {
 	case o.OwnControllers:
 	case o.Metacontroller != "":
 		// Not waited for by Helm: the controllers' Events below say more than its readiness
 		// probe. One replica: the node is one machine.
-		if err := helm.install(ctx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, []string{o.MetacontrollerValues}, []string{"replicas=1"}, tolerations, false); err != nil {
+		metacontroller := installOptions{valuesFiles: []string{o.MetacontrollerValues}, set: []string{"replicas=1"}, setJSON: tolerations}
+		if err := helm.install(ctx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, metacontroller); err != nil {
 			return err
 		}
 		if err := s.waitForControllers(ctx, client); err != nil {
@@ -278,10 +321,31 @@ func (o *Options) check() error {
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		return errors.New("kubectl is not on PATH: install it (Debian: apt-get install kubectl)")
 	}
-	if o.Network == nil || o.NodeName == "" || o.Dir == "" {
-		return errors.New("stack: Dir, Network and NodeName are required")
+	if o.NodeName == "" || o.Dir == "" {
+		return errors.New("stack: Dir and NodeName are required")
+	}
+	if o.Simulated != nil {
+		if o.Metacontroller != "" {
+			return errors.New("stack: Metacontroller cannot run with a simulated node: it would need cluster DNS to reach the hooks at their Service's name")
+		}
+		return nil
+	}
+	if o.Network == nil {
+		return errors.New("stack: the process kubelet needs a Network")
 	}
 	return nil
+}
+
+// nodeIP is the node's address: the pod network's gateway for the process kubelet, the
+// machine's own address for the simulated node.
+func (o *Options) nodeIP() (netip.Addr, error) {
+	if o.Simulated == nil {
+		return o.Network.Gateway, nil
+	}
+	if o.Simulated.IP.IsValid() {
+		return o.Simulated.IP, nil
+	}
+	return HostIP()
 }
 
 // withChartImages adds to the Spark images the two images the charts name, each a layer with the
@@ -410,9 +474,14 @@ func (s *Stack) waitForControllers(ctx context.Context, client kubernetes.Interf
 	})
 }
 
-// watchControlPlane reports a component that exits while the cluster runs.
+// watchControlPlane reports a component (or the hook server's host process) that exits while
+// the cluster runs.
 func (s *Stack) watchControlPlane(ctx context.Context, logf func(string, ...any)) {
-	for _, p := range s.control.processes {
+	processes := slices.Clone(s.control.processes)
+	if s.hooks != nil {
+		processes = append(processes, s.hooks)
+	}
+	for _, p := range processes {
 		go func() {
 			select {
 			case <-ctx.Done():
@@ -423,17 +492,18 @@ func (s *Stack) watchControlPlane(ctx context.Context, logf func(string, ...any)
 	}
 }
 
-// Stop stops the node (its pods first), the controllers, the control plane and etcd.
+// Stop stops the node (its pods first), the controllers, the hook server's host process, the
+// control plane and etcd.
 func (s *Stack) Stop() {
 	if s.cancel != nil {
 		s.cancel()
 	}
 	s.running.Wait()
-	if s.control != nil {
-		s.control.stop()
+	if s.hooks != nil {
+		s.hooks.stop(10 * time.Second)
 	}
-	if s.etcd != nil {
-		s.etcd.Stop()
+	if s.control != nil {
+		s.control.Stop()
 	}
 }
 
@@ -470,5 +540,5 @@ func (s *Stack) AddJobNamespace(ctx context.Context, name string, labels map[str
 	if err != nil {
 		return err
 	}
-	return s.helm.upgrade(ctx, "sparkhooks", s.chart, SparkhooksNamespace, []string{"spark.jobNamespaces=" + string(list)})
+	return s.helm.upgrade(ctx, "sparkhooks", s.chart, SparkhooksNamespace, []string{"spark.jobNamespaces=" + string(list)}, s.skipSchemaValidation)
 }

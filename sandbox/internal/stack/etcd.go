@@ -1,12 +1,4 @@
-// Package harness runs a small Kubernetes control plane inside the test process, for the
-// end-to-end tests in sandbox/e2e: an embedded etcd, a real API server (apiextensions-apiserver for
-// the CRDs plus core/v1 and networking/v1 from generic registry stores), a garbage collector, a
-// fake kubelet, and ContractController, a test helper that drives the sparkhooks hooks the way
-// Metacontroller's CompositeController does.
-//
-// Everything listens on 127.0.0.1 only, on ports picked at start, and stops when the context
-// passed to it ends or its Stop method is called.
-package localcluster
+package stack
 
 import (
 	"errors"
@@ -22,15 +14,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// Etcd is an embedded single-member etcd on loopback.
-type Etcd struct {
+// etcd is the cluster's store: a single-member etcd embedded in this process, on loopback, so
+// that the sandbox needs no etcd binary built or fetched.
+type etcd struct {
 	server    *embed.Etcd
-	ClientURL string
+	clientURL string
 }
 
-// StartEtcd starts etcd with its data in dir. Ports are picked free just before the start; a
+// startEtcd starts etcd with its data in dir. Ports are picked free just before the start; a
 // port taken in between makes the start fail, so it is retried a few times with new ports.
-func StartEtcd(dir string) (*Etcd, error) {
+func startEtcd(dir string) (*etcd, error) {
 	var lastErr error
 	for attempt := range 3 {
 		e, err := startEtcdOnce(fmt.Sprintf("%s/etcd-%d", dir, attempt))
@@ -45,11 +38,11 @@ func StartEtcd(dir string) (*Etcd, error) {
 	return nil, fmt.Errorf("starting embedded etcd: %w", lastErr)
 }
 
-func startEtcdOnce(dir string) (*Etcd, error) {
+func startEtcdOnce(dir string) (*etcd, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	ports, err := FreeLoopbackPorts(2)
+	ports, err := freeLoopbackPorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -81,17 +74,17 @@ func startEtcdOnce(dir string) (*Etcd, error) {
 		server.Close()
 		return nil, errors.New("etcd did not become ready within 30s")
 	}
-	return &Etcd{server: server, ClientURL: clientURL.String()}, nil
+	return &etcd{server: server, clientURL: clientURL.String()}, nil
 }
 
-// Stop shuts etcd down and waits for it.
-func (e *Etcd) Stop() {
+// stop shuts etcd down and waits for it.
+func (e *etcd) stop() {
 	e.server.Close()
 }
 
-// FreeLoopbackPorts asks the kernel for n free ports on 127.0.0.1. They are released before
+// freeLoopbackPorts asks the kernel for n free ports on 127.0.0.1. They are released before
 // returning, so a caller that binds them later may lose a race; callers retry on that.
-func FreeLoopbackPorts(n int) ([]int, error) {
+func freeLoopbackPorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
