@@ -157,7 +157,10 @@ Then: kubectl logs spark-pi-driver. Ctrl-C stops everything.
 func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf func(string, ...any)) (string, error) {
 	opts := stack.Options{
 		Dir: filepath.Join(dir, "cluster"), APIAddress: o.apiAddr, KubeBinDir: o.kubeBinDir, Helm: o.helm,
-		Chart: o.chart, ChartSet: []string{"replicaCount=1"}, Sparkhooks: o.sparkhooks,
+		Chart: o.chart, Sparkhooks: o.sparkhooks,
+		// One replica on one node; a readiness probe every second instead of five, so that the
+		// banner comes as soon as the hook server listens rather than at its second probe.
+		ChartSet: []string{"replicaCount=1", "readinessProbe.periodSeconds=1"},
 		Metacontroller: o.metacontroller, MetacontrollerChart: o.metacontrollerChart, MetacontrollerValues: o.metacontrollerValues,
 		NodeName: nodeName, Logf: logf,
 		// Spark's examples ask a core per driver and executor: SparkPi alone wants three, more

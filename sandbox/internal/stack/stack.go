@@ -247,10 +247,33 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 			return err
 		}
 	}
-	if err := helm.install(ctx, "sparkhooks", o.Chart, SparkhooksNamespace, sparkhooks); err != nil {
+	group, groupCtx := errgroup.WithContext(ctx)
+	group.Go(func() error {
+		if err := helm.install(groupCtx, "sparkhooks", o.Chart, SparkhooksNamespace, sparkhooks); err != nil {
+			return err
+		}
+		phase("sparkhooks' chart is installed and its Pods are ready")
+		return nil
+	})
+	if o.Metacontroller != "" && !o.OwnControllers {
+		// Metacontroller's Pod starts while sparkhooks' waits for its readiness. Not before the
+		// chart's first CompositeController exists: Helm has made the CRDs (and waited for them)
+		// by then, so Metacontroller's first discovery finds them rather than its next one.
+		group.Go(func() error {
+			if err := s.poll(groupCtx, "the chart's CompositeControllers", func(ctx context.Context) error {
+				return s.anyCompositeController(ctx)
+			}); err != nil {
+				return err
+			}
+			// Not waited for by Helm: the controllers' Events below say more than its readiness
+			// probe. One replica: the node is one machine.
+			metacontroller := installOptions{valuesFiles: []string{o.MetacontrollerValues}, set: []string{"replicas=1"}, setJSON: tolerations}
+			return helm.install(groupCtx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, metacontroller)
+		})
+	}
+	if err := group.Wait(); err != nil {
 		return err
 	}
-	phase("sparkhooks' chart is installed and its Pods are ready")
 	if o.Simulated != nil {
 		if err := s.runHooksOnHost(ctx, o, client); err != nil {
 			return err
@@ -260,12 +283,6 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 	switch {
 	case o.OwnControllers:
 	case o.Metacontroller != "":
-		// Not waited for by Helm: the controllers' Events below say more than its readiness
-		// probe. One replica: the node is one machine.
-		metacontroller := installOptions{valuesFiles: []string{o.MetacontrollerValues}, set: []string{"replicas=1"}, setJSON: tolerations}
-		if err := helm.install(ctx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, metacontroller); err != nil {
-			return err
-		}
 		if err := s.waitForControllers(ctx, client); err != nil {
 			return err
 		}
@@ -447,6 +464,22 @@ func (s *Stack) poll(ctx context.Context, what string, check func(context.Contex
 // waitForControllers waits until Metacontroller has started every CompositeController the chart
 // installed, which it announces with an Event each: until then an application would wait for
 // Metacontroller's next discovery.
+// anyCompositeController fails until a CompositeController exists.
+func (s *Stack) anyCompositeController(ctx context.Context) error {
+	dyn, err := dynamic.NewForConfig(s.Admin)
+	if err != nil {
+		return err
+	}
+	list, err := dyn.Resource(compositeControllers).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(list.Items) == 0 {
+		return errors.New("none yet")
+	}
+	return nil
+}
+
 func (s *Stack) waitForControllers(ctx context.Context, client kubernetes.Interface) error {
 	dyn, err := dynamic.NewForConfig(s.Admin)
 	if err != nil {
