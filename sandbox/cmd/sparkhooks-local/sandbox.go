@@ -160,7 +160,7 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 		Chart: o.chart, Sparkhooks: o.sparkhooks,
 		// One replica on one node; a readiness probe every second instead of five, so that the
 		// banner comes as soon as the hook server listens rather than at its second probe.
-		ChartSet: []string{"replicaCount=1", "readinessProbe.periodSeconds=1"},
+		ChartSet:       []string{"replicaCount=1", "readinessProbe.periodSeconds=1"},
 		Metacontroller: o.metacontroller, MetacontrollerChart: o.metacontrollerChart, MetacontrollerValues: o.metacontrollerValues,
 		NodeName: nodeName, Logf: logf,
 		// Spark's examples ask a core per driver and executor: SparkPi alone wants three, more
