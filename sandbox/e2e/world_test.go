@@ -68,6 +68,23 @@ type world struct {
 // beside the chart's own.
 func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 	t.Helper()
+	return newWorldIn(t, func(core kubernetes.Interface) string { return createTeamNamespace(t, core, "e2e") }, hookURL, registrations...)
+}
+
+// newJobWorld is newWorld in a job namespace of the chart's (spark.jobNamespaces): its
+// ServiceAccount, Roles and webhooks are the chart's.
+func newJobWorld(t *testing.T, hookURL string, registrations ...string) *world {
+	t.Helper()
+	return newWorldIn(t, func(kubernetes.Interface) string {
+		name := "e2e-job-" + rand.String(5)
+		require.NoError(t, shared.stack.AddJobNamespace(context.Background(), name, nil))
+		return name
+	}, hookURL, registrations...)
+}
+
+// newWorldIn is newWorld in the namespace namespace makes.
+func newWorldIn(t *testing.T, namespace func(kubernetes.Interface) string, hookURL string, registrations ...string) *world {
+	t.Helper()
 	if shared.metacontroller && len(registrations) > 0 {
 		if hookURL != hooksURL {
 			skipUnderMetacontroller(t, "the test calls a hook of its own ("+hookURL+"), not the chart's")
@@ -93,7 +110,7 @@ func newWorld(t *testing.T, hookURL string, registrations ...string) *world {
 	require.NoError(t, err)
 	w.core, err = kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
-	w.ns = createTeamNamespace(t, w.core, "e2e")
+	w.ns = namespace(w.core)
 	w.watchWrites(ctx)
 
 	w.kubelet, err = harness.NewKubelet(cfg, w.ns)
