@@ -1,9 +1,9 @@
 //go:build e2e
 
 // Package sparkctl runs kubectl-spark as a user would, as a kubectl plugin (kubectl spark ...),
-// against the sandbox `make run` starts (sandbox/cmd/sparkhooks-local): the in-process API server, the
-// real hooks driven by the Metacontroller stand-in, and simulated pods, or real Spark on the
-// process kubelet for the tests that need the driver's own output.
+// against the sandbox `make run` starts (sandbox/cmd/sparkhooks-local): the real control plane with
+// the chart installed by Helm, and simulated pods (simulated mode), or real Spark on the process
+// kubelet for the tests that need the driver's own output.
 package sparkctl
 
 import (
