@@ -247,8 +247,10 @@ func (r *podRunner) pullImage(ctx context.Context, pod *corev1.Pod, c corev1.Con
 			return false
 		}
 		if err == nil {
+			// A pod that joined a pull under way waited for less than all of it.
+			waited := r.k.cfg.Now().Sub(asked)
 			r.k.event(ctx, pod, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q in %s (%s including waiting). Image size: %d bytes.",
-				c.Image, took.Truncate(time.Millisecond), r.k.cfg.Now().Sub(asked).Truncate(time.Millisecond), image.Size))
+				c.Image, min(took, waited).Truncate(time.Millisecond), waited.Truncate(time.Millisecond), image.Size))
 			return true
 		}
 		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
