@@ -125,7 +125,9 @@ func readOutput(out *os.File, progress func(prockubelet.Progress), logf func(str
 			continue
 		}
 		logf("spark-images: %s", line)
-		if s, ok := strings.CutPrefix(line, "== "); ok {
+		// Steps are "== <subject>: <action>"; the other "== " lines (where the build goes, how long
+		// it took) are no progress.
+		if s, ok := strings.CutPrefix(line, "== "); ok && strings.Contains(s, ": ") {
 			step = s
 			// "download pyspark-3.5.3.tar.gz: pip download ...": the download is the step.
 			if what, _, ok := strings.Cut(s, ": pip download"); ok {
