@@ -13,8 +13,9 @@ export METACONTROLLER_BIN
 .PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue kube helm test-fixtures
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
-## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (simulated pods
-## until `make spark-images`); RUNFLAGS passes flags
+## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
+## pod names is prepared on first use; simulated pods without root or with RUNFLAGS=--simulate); RUNFLAGS
+## passes flags
 run:
 	$(GO) build -o bin/sparkhooks ./cmd/sparkhooks
 	$(GO) build -C sandbox -o $(CURDIR)/bin/sparkhooks-local ./cmd/sparkhooks-local
@@ -103,6 +104,6 @@ test-fixtures:
 
 ## spark-images: local stand-ins for the apache/spark 3.5.3, 4.0.1 and 4.3.0 images (filesystem layers
 ## over the host's root, and images.json) plus the Spark Connect and Kubeflow SDK client venvs, in
-## .cache/spark-images (SPARK_IMAGES_DIR); see hack/spark-images/README.md
+## .cache/spark-images (SPARK_IMAGES_DIR), ahead of the sandbox's pulls; see hack/spark-images/README.md
 spark-images:
 	hack/spark-images/build.sh

@@ -3,22 +3,33 @@
 # (sandbox/internal/prockubelet) runs pods from, and the Python clients the end-to-end tests use on the
 # host. See hack/spark-images/README.md. Run through `make spark-images`.
 #
+#   build.sh               every layer, images.json and the client venvs
+#   build.sh VERSION...    only the layers of these Spark versions, and images.json: what the
+#                          sandbox's kubelet runs when a pod names an image that is not here yet
+#
 # Output (SPARK_IMAGES_DIR, default .cache/spark-images):
 #   spark-<version>/   a filesystem layer per Spark version, mounted over the host's root
 #   images.json        the image table: image references -> layer and image configuration
 #   pyclient-4.0.1/    venv with the Spark Connect Python client 4.0.1
 #   kubeflow-sdk/      venv with the Kubeflow SDK (kubeflow.spark.SparkClient) and its client
 #   .pip-download/     venv with the pip and setuptools that download the pyspark sdists
+#   .lock              held while building: one build at a time, whoever started it
 #
 # Downloads go through pip, so the user's pip configuration (index, mirror, proxy) applies; they
 # are pinned by sha256 (pyspark-<version>.txt, requirements-*.txt) and kept in SPARK_DOWNLOADS_DIR
 # (default .cache/downloads); a file already there is reused when its checksum matches. Each layer
 # and venv carries a stamp of its inputs, so a second run with nothing changed only checks the
-# stamps.
+# stamps. The wheels of requirements-build.txt are kept there too, so a venv is made again offline.
+#
+# On failure the last line on standard error is `spark-images: <reason>`, with the reason of a
+# failed download in words (checksum mismatch, package index unreachable, no such release): the
+# kubelet reports that line as the pull's error.
 #
 # Environment: SPARK_IMAGES_JDK (default /usr/lib/jvm/java-17-openjdk-amd64), the JDK 17 the
 # layers link as /opt/java/openjdk and that compiles the examples; SPARK_IMAGES_PYTHON, the
-# interpreter for the host venvs (default: /usr/bin/python3, else python3).
+# interpreter for the host venvs (default: /usr/bin/python3, else python3); SPARK_IMAGES_PROGRESS=raw
+# has pip report a download as "Progress <bytes> of <total>" lines on standard output (for a
+# program to read) instead of drawing a bar.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -36,6 +47,7 @@ sdists=(
   "4.0.1 2.13"
   "4.3.0 2.13"
 )
+all_sdists=("${sdists[@]}")
 
 # The image configuration of the stock images (apache/spark-docker's Dockerfiles on
 # eclipse-temurin:17-jammy, which sets JAVA_HOME, PATH, the locale and JAVA_VERSION).
@@ -79,7 +91,29 @@ fi
 "$venv_python" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info[:2] < (3, 10))' ||
   die "$venv_python must be Python 3.10 or later with venv and ensurepip (the Kubeflow SDK needs 3.10)"
 
+# Only the versions named on the command line, if any.
+build_all=yes
+if [ $# -gt 0 ]; then
+  build_all=no
+  known=" $(printf '%s\n' "${sdists[@]}" | cut -d' ' -f1 | tr '\n' ' ')"
+  for v in "$@"; do
+    case $known in
+      *" $v "*) ;;
+      *) die "no image of Spark $v here: the pinned versions are${known% } (hack/spark-images/pyspark-<version>.txt)" ;;
+    esac
+  done
+  wanted=$(printf '%s\n' "${sdists[@]}" | awk -v want=" $* " 'index(want, " " $1 " ")')
+  mapfile -t sdists <<<"$wanted"
+fi
+
 mkdir -p "$out/.stamps" "$downloads"
+# One build at a time: `make spark-images` and the sandbox's kubelet may start one together, and
+# images.json lists the layers present when it is written.
+exec 9>"$out/.lock"
+if ! flock -n 9; then
+  step "waiting for another build of $out to finish"
+  flock 9
+fi
 
 # ---------------------------------------------------------------------------------------------
 # pinned_sha256 <requirements file>: the one sha256 a --require-hashes file pins.
@@ -104,11 +138,39 @@ fetch_sdist() {
   rm -f "$downloads/$file"
   build_venv .pip-download
   step "download $file: pip download --require-hashes -r pyspark-$version.txt"
-  "$out/.pip-download/bin/python" -m pip download --disable-pip-version-check --no-cache-dir \
+  local log
+  log=$(mktemp "$out/.pip-download-$version.XXXXXX")
+  # pip's errors and warnings go to the terminal and to the log its failure is explained from;
+  # its progress stays on standard output.
+  if ! { "$out/.pip-download/bin/python" -m pip download --disable-pip-version-check --no-cache-dir \
     --no-deps --no-binary :all: --no-build-isolation --require-hashes \
-    -r "$here/pyspark-$version.txt" -d "$downloads" ||
-    die "pip download of $file failed: pip says why above (package index unreachable, hash mismatch, ...)"
+    --progress-bar "${SPARK_IMAGES_PROGRESS:-on}" \
+    -r "$here/pyspark-$version.txt" -d "$downloads" 2>&1 1>&3 | tee "$log" >&2; } 3>&1; then
+    local reason
+    reason=$(download_failure "$log" "$file" "$version")
+    rm -f "$log" "$downloads/$file"
+    die "pip download of $file failed: $reason"
+  fi
+  rm -f "$log"
   [ -f "$downloads/$file" ] || die "pip download saved no $file in $downloads"
+}
+
+# download_failure <pip's stderr> <file> <version>: why pip download failed, in words.
+download_failure() {
+  local log=$1 file=$2 version=$3 expected got
+  if grep -q 'DO NOT MATCH THE HASHES' "$log"; then
+    expected=$(sed -n 's/.*Expected sha256 \([0-9a-f]*\).*/\1/p' "$log" | head -1)
+    got=$(sed -n 's/.* Got  *\([0-9a-f]*\).*/\1/p' "$log" | head -1)
+    printf 'checksum mismatch: the package index served %s with sha256 %s, pyspark-%s.txt pins %s\n' \
+      "$file" "${got:-unknown}" "$version" "${expected:-unknown}"
+  elif grep -qE 'NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|ConnectTimeout|ProxyError|Connection refused' "$log"; then
+    printf 'package index unreachable (no network, or the index, mirror or proxy of your pip configuration is down): %s\n' \
+      "$(grep -oE "(Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|ConnectTimeout|ProxyError|Connection refused)[^'\")]*" "$log" | tail -1)"
+  elif grep -q 'No matching distribution found' "$log"; then
+    printf 'the package index has no pyspark==%s sdist\n' "$version"
+  else
+    printf '%s\n' "$(grep '^ERROR' "$log" | tail -1 | sed 's/^ERROR: //')"
+  fi
 }
 
 # write_if_changed <file>: standard input to the file, leaving it untouched when identical.
@@ -245,7 +307,15 @@ build_root() {
 
 write_images() {
   step "image table $out/images.json"
-  "$pod_python" - "$jdk_version" "${sdists[@]}" <<'PY' | write_if_changed "$out/images.json"
+  # Every layer present, whichever versions this run built; with its size in bytes, which a
+  # kubelet reports for a pulled image.
+  local entry present=()
+  for entry in "${all_sdists[@]}"; do
+    if [ -d "$out/spark-${entry%% *}" ]; then
+      present+=("$entry $(du -sb "$out/spark-${entry%% *}" | cut -f1)")
+    fi
+  done
+  "$pod_python" - "$jdk_version" "${present[@]}" <<'PY' | write_if_changed "$out/images.json"
 import json
 import sys
 
@@ -260,11 +330,12 @@ tgz_urls = {"3.5.3": "https://archive.apache.org/dist/spark/spark-3.5.3/spark-3.
             "4.3.0": "https://www.apache.org/dyn/closer.lua/spark/spark-4.3.0/spark-4.3.0-bin-hadoop3.tgz?action=download"}
 images = {}
 for line in sdists:
-    version, scala = line.split()[:2]
+    version, scala, size = line.split()
     url = tgz_urls[version]
     asc = url.replace(".tgz", ".tgz.asc")
     config = {
         "root": "spark-" + version,
+        "size": int(size),
         "entrypoint": ["/opt/entrypoint.sh"],
         "workingDir": "/opt/spark/work-dir",
         "user": "185",
@@ -293,6 +364,25 @@ PY
 }
 
 # ---------------------------------------------------------------------------------------------
+# install_build_requirements <venv>: requirements-build.txt into the venv, from the wheels kept in
+# the download cache; missing ones are downloaded first (pip download, hash-checked), so that once
+# they are there a venv is made without the package index.
+install_build_requirements() {
+  local venv=$1 wheels=$downloads/build-wheels
+  local install=("$venv/bin/python" -m pip install -q --disable-pip-version-check --require-hashes
+    --no-deps --no-index --find-links "$wheels" -r "$here/requirements-build.txt")
+  step "venv $(basename "$venv"): pip install --require-hashes -r requirements-build.txt"
+  if "${install[@]}" 2>/dev/null; then
+    return 0
+  fi
+  mkdir -p "$wheels"
+  "$venv/bin/python" -m pip download -q --disable-pip-version-check --require-hashes --no-deps \
+    --only-binary :all: -r "$here/requirements-build.txt" -d "$wheels" ||
+    die "pip download -r requirements-build.txt failed: pip says why above (package index unreachable, hash mismatch, ...)"
+  "${install[@]}"
+}
+
+# ---------------------------------------------------------------------------------------------
 # build_venv <name> <requirements file>...: a venv holding exactly the pinned, hash-checked
 # requirements. requirements-build.txt (setuptools, for the sdist-only pyspark-client) goes in
 # first; sdists are then built without build isolation, so every package is hash-checked.
@@ -303,7 +393,7 @@ build_venv() {
   key=$(
     {
       # Bump the recipe when changing how build_venv installs.
-      echo "venv recipe 1"
+      echo "venv recipe 2"
       "$venv_python" -c 'import sys; print(sys.executable, sys.version)'
       cat "$here/requirements-build.txt" "$@"
     } | sha256sum | cut -d' ' -f1
@@ -315,9 +405,7 @@ build_venv() {
   step "venv $name: create with $("$venv_python" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
   rm -rf "$venv" "$stamp"
   "$venv_python" -m venv "$venv"
-  step "venv $name: pip install --require-hashes -r $(basename "$here/requirements-build.txt")"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --require-hashes --no-deps \
-    -r "$here/requirements-build.txt"
+  install_build_requirements "$venv"
   local r
   for r in "$@"; do
     step "venv $name: pip install --require-hashes -r $(basename "$r")"
@@ -336,6 +424,8 @@ for entry in "${sdists[@]}"; do
   build_root $entry
 done
 write_images
-build_venv pyclient-4.0.1 "$here/requirements-pyclient-4.0.1.txt"
-build_venv kubeflow-sdk "$here/requirements-kubeflow-sdk.txt"
+if [ "$build_all" = yes ]; then
+  build_venv pyclient-4.0.1 "$here/requirements-pyclient-4.0.1.txt"
+  build_venv kubeflow-sdk "$here/requirements-kubeflow-sdk.txt"
+fi
 step "done in $((SECONDS - start))s"

@@ -2,8 +2,9 @@
 // cluster (the real kube-apiserver, kube-controller-manager and kube-scheduler, see
 // sandbox/internal/stack) with sparkhooks installed by Helm from chart/, run by Metacontroller
 // or its local stand-in. Its node is the process kubelet, which runs pods as local processes on
-// the images `make spark-images` prepares, so `kubectl apply -f examples/spark-pi.yaml` runs real
-// Spark; without the images, or with --simulate, it is the simulated kubelet, which plays pods'
+// the Spark images of .cache/spark-images, preparing one when a pod first names it (as a kubelet
+// pulls), so `kubectl apply -f examples/spark-pi.yaml` runs real Spark; with --simulate, or where
+// pods cannot run (not root, no namespaces), it is the simulated kubelet, which plays pods'
 // phases without root and says so. docs/local.md lists what is real and where it differs from a
 // cluster.
 //
@@ -28,10 +29,10 @@ const usage = `usage: sparkhooks-local [flags]
 
 Starts a one-machine Kubernetes cluster (kube-apiserver, kube-controller-manager, kube-scheduler:
 make kube) with sparkhooks installed by Helm (make helm), run by Metacontroller or a local
-stand-in (docs/local.md), and a kubelet that runs pods as local processes, with real Spark once
-the images are prepared (make spark-images; needs root). Without them, or with --simulate, the
-node plays the pods' phases instead, without root. It needs kubectl. Ctrl-C stops everything it
-started.
+stand-in (docs/local.md), and a kubelet that runs pods as local processes with real Spark (needs
+root), preparing a Spark image when a pod first names it. With --simulate, or where pods cannot
+run, the node plays the pods' phases instead, without root. It needs kubectl. Ctrl-C stops
+everything it started.
 
 flags:
 `
@@ -95,7 +96,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "write the kubeconfig here (default: kubeconfig in the data dir)")
 	fs.StringVar(&o.apiAddr, "api-addr", "127.0.0.1:6443", "where the API server listens")
 	fs.StringVar(&o.sparkhooks, "sparkhooks", "", "the sparkhooks binary that serves the hooks (default: sparkhooks next to this binary, else on PATH)")
-	fs.StringVar(&o.images, "images", envOr("SPARK_IMAGES_DIR", filepath.Join(".cache", "spark-images")), "the local Spark images (make spark-images)")
+	fs.StringVar(&o.images, "images", envOr("SPARK_IMAGES_DIR", filepath.Join(".cache", "spark-images")), "the local Spark images: those make spark-images prepared, and those pods' pulls prepare")
 	fs.StringVar(&o.kubeBinDir, "kube-bin-dir", os.Getenv("KUBE_BIN_DIR"), "the directory of kube-apiserver, kube-controller-manager and kube-scheduler (make kube prints it)")
 	fs.StringVar(&o.helm, "helm", os.Getenv("HELM"), "the helm binary that installs the charts (make helm prints it)")
 	fs.StringVar(&o.chart, "chart", "chart", "the sparkhooks chart to install")
@@ -103,7 +104,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.metacontrollerChart, "metacontroller-chart", "", "Metacontroller's chart (default: helm/metacontroller next to the binary)")
 	fs.StringVar(&o.metacontrollerValues, "metacontroller-values", filepath.Join("chart", "metacontroller-values.yaml"), "the values Metacontroller's chart is installed with")
 	fs.StringVar(&o.readyFile, "ready-file", "", "write the kubeconfig's path here once everything is up (for scripts and tests)")
-	fs.BoolVar(&o.simulate, "simulate", false, "play the pods' phases instead of running them, without root, even when the images are prepared")
+	fs.BoolVar(&o.simulate, "simulate", false, "play the pods' phases instead of running them, without root")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/sparkimages"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
@@ -45,12 +47,19 @@ func (o *options) check() error {
 	}
 	o.forcedSimulation = o.simulate
 	if !o.simulate {
-		if _, err := os.Stat(filepath.Join(o.images, "images.json")); err != nil {
-			o.simulate = true
-			o.simulationReason = fmt.Sprintf("No Spark images in %s: prepare them (make spark-images) and start again to run Spark.", o.images)
-		} else if os.Geteuid() != 0 {
-			return errors.New("running pods needs root (mount and network namespaces): start it as root (sudo make run), or pass --simulate to play pod phases without running them")
+		if reason := cannotRunPods(); reason != "" {
+			o.simulate, o.simulationReason = true, reason
 		}
+	}
+	if !o.simulate {
+		if _, err := os.Stat(imageScript); err != nil {
+			return fmt.Errorf("no %s, which prepares the Spark images pods name: start it from the repository root (make run)", imageScript)
+		}
+		abs, err := filepath.Abs(o.images)
+		if err != nil {
+			return fmt.Errorf("--images: %w", err)
+		}
+		o.images = abs
 	}
 	if info, err := os.Stat(o.chart); err != nil || !info.IsDir() {
 		return fmt.Errorf("--chart %s is not a directory: start it from the repository root (make run) or pass --chart", o.chart)
@@ -75,6 +84,23 @@ func (o *options) check() error {
 		}
 	}
 	return nil
+}
+
+// imageScript prepares a Spark image when a pod first names it (hack/spark-images/README.md).
+const imageScript = "hack/spark-images/build.sh"
+
+// cannotRunPods says why pods cannot run as processes here, and what to do, or "" if they can:
+// they need root and new mount, network and UTS namespaces.
+func cannotRunPods() string {
+	if os.Geteuid() != 0 {
+		return "Not root: running pods needs mount and network namespaces. Start it as root (sudo make run) to run Spark."
+	}
+	probe := exec.Command("/bin/sh", "-c", ":")
+	probe.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET | syscall.CLONE_NEWUTS}
+	if err := probe.Run(); err != nil {
+		return fmt.Sprintf("This machine refuses new mount and network namespaces (%v). Run it where it may create them (a VM, or a container started with --privileged) to run Spark.", err)
+	}
+	return ""
 }
 
 // sandbox is what runSandbox started, stopped in reverse order.
@@ -121,7 +147,7 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 	}
 	startCtx, cancelStart := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancelStart()
-	up, err := startCluster(startCtx, o, dir, &sb, logf)
+	up, err := startCluster(startCtx, o, dir, &sb, logf, newPullPrinter(stdout).report)
 	if err != nil {
 		return err
 	}
@@ -153,8 +179,9 @@ Then: kubectl logs spark-pi-driver. Ctrl-C stops everything.
 }
 
 // startCluster starts the real control plane, the node (the process kubelet, or the simulated
-// one) and the charts (sandbox/internal/stack), and returns what the banner says of them.
-func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf func(string, ...any)) (string, error) {
+// one) and the charts (sandbox/internal/stack), and returns what the banner says of them. The
+// process kubelet prepares the Spark images pods name as it goes, reporting to pulls.
+func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf func(string, ...any), pulls func(prockubelet.PullReport)) (string, error) {
 	opts := stack.Options{
 		Dir: filepath.Join(dir, "cluster"), APIAddress: o.apiAddr, KubeBinDir: o.kubeBinDir, Helm: o.helm,
 		Chart: o.chart, Sparkhooks: o.sparkhooks,
@@ -168,14 +195,15 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 		// more than the machine has and the scheduler places them.
 		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16")},
 	}
-	egress := ""
+	egress, imagesLine := "", ""
 	if o.simulate {
 		opts.Simulated = &stack.SimulatedNode{StartDelay: time.Second, RunTime: 5 * time.Second}
 	} else {
-		images, err := prockubelet.LoadImageTable(filepath.Join(o.images, "images.json"))
+		images, prepared, err := loadImages(o.images)
 		if err != nil {
 			return "", err
 		}
+		imagesLine = imagesBanner(o.images, prepared)
 		random := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
 		network, err := prockubelet.NewNetwork(ctx, random)
 		if err != nil {
@@ -186,6 +214,8 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 			egress = fmt.Sprintf("Pods have no outbound access: %v\n", err)
 		}
 		opts.Images, opts.Network = images, network
+		opts.ImageSource = &sparkimages.Builder{Script: imageScript, Dir: o.images, Logf: logf}
+		opts.PullReport = pulls
 	}
 	s, err := stack.Start(ctx, opts)
 	if err != nil {
@@ -198,8 +228,8 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 	controlPlane := fmt.Sprintf("Kubernetes %s: kube-apiserver (https://%s), kube-controller-manager and kube-scheduler; logs in %s.\n", s.Version, s.APIAddress, s.LogDir)
 	if !o.simulate {
 		return fmt.Sprintf(`%sNode %s: the process kubelet, pods as local processes on the images in %s, on the pod network %s.
-%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
-`, controlPlane, nodeName, o.images, opts.Network.Subnet, egress, o.chart, stack.SparkhooksNamespace, s.Controller), nil
+%s%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
+`, controlPlane, nodeName, o.images, opts.Network.Subnet, imagesLine, egress, o.chart, stack.SparkhooksNamespace, s.Controller), nil
 	}
 	mode := "Mode: SIMULATED: pods' phases are played, nothing is executed (docs/local.md)."
 	if !o.forcedSimulation {
@@ -213,6 +243,33 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 %sNode %s: the simulated kubelet at %s, which plays the phases of the pods bound to it.
 Installed with Helm: %s in namespace %s (hooks and webhooks), run by %s; sparkhooks serve runs as a process of this machine at %s behind the chart's Service.
 %s`, mode, controlPlane, nodeName, s.NodeIP, o.chart, stack.SparkhooksNamespace, s.Controller, s.HookServer, skipped), nil
+}
+
+// loadImages reads the image table of dir, empty if nothing was prepared there yet, and the
+// Spark versions it holds.
+func loadImages(dir string) (*prockubelet.ImageTable, []string, error) {
+	path := filepath.Join(dir, "images.json")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return prockubelet.NewImageTable(nil), nil, nil
+	}
+	table, err := prockubelet.LoadImageTable(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	layers, _ := filepath.Glob(filepath.Join(dir, "spark-*"))
+	var versions []string
+	for _, layer := range layers {
+		versions = append(versions, strings.TrimPrefix(filepath.Base(layer), "spark-"))
+	}
+	return table, versions, nil
+}
+
+// imagesBanner says which Spark images are ready and that the others are prepared on first use.
+func imagesBanner(dir string, prepared []string) string {
+	if len(prepared) == 0 {
+		return fmt.Sprintf("Spark images: none in %s yet. The first pod to name one waits in ContainerCreating while it is prepared, as a kubelet pulls an image: pip downloads the pinned pyspark sdist (320 to 460 MB per Spark version, once), with its progress below.\n", dir)
+	}
+	return fmt.Sprintf("Spark images: %s ready; another apache/spark or spark version is prepared when a pod first names it (pip downloads its pinned pyspark sdist, progress below).\n", strings.Join(prepared, ", "))
 }
 
 func dataDir(o *options) (string, error) {

@@ -101,6 +101,12 @@ func startAs(t *testing.T, user *unprivileged, binary string, args ...string) *s
 	if user != nil {
 		cmd.Env, cmd.SysProcAttr = user.env, &syscall.SysProcAttr{Credential: &user.credential}
 	}
+	return launch(t, cmd, readyFile)
+}
+
+// launch starts the sandbox cmd and waits for it to write readyFile.
+func launch(t *testing.T, cmd *exec.Cmd, readyFile string) *started {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -20,10 +20,12 @@ type Image struct {
 	// User is the image's USER: a numeric uid, optionally with ":gid".
 	User string   `json:"user,omitempty"`
 	Env  []string `json:"env,omitempty"`
+	// Size is the image's size in bytes, which a kubelet reports when it has pulled it.
+	Size int64 `json:"size,omitempty"`
 }
 
 // ImageTable maps image references to local images. `make spark-images` writes it as
-// images.json next to the layers it prepares.
+// images.json next to the layers it prepares. A table is never changed: With makes another.
 type ImageTable struct {
 	images map[string]Image
 }

@@ -76,8 +76,12 @@ type Config struct {
 	RegisterWithTaints []corev1.Taint
 	// Namespace limits the kubelet to one namespace; empty means all.
 	Namespace string
-	Images    *ImageTable
-	Network   *Network
+	// Images are the images present; ImageSource, if set, prepares the ones a pod names that are
+	// not (a pull), and PullReport receives the pulls' progress.
+	Images      *ImageTable
+	ImageSource ImageSource
+	PullReport  func(PullReport)
+	Network     *Network
 	// StateDir holds one directory per pod: volumes, logs, the hosts file, container scratch.
 	// It must not be under a directory the containers see from the host (/usr, /var, /opt...).
 	StateDir string
@@ -92,8 +96,9 @@ type Config struct {
 
 // Kubelet runs the pods bound to its node.
 type Kubelet struct {
-	cfg  Config
-	node *Node
+	cfg    Config
+	node   *Node
+	images *imageStore
 
 	mu       sync.Mutex
 	runners  map[types.UID]*podRunner
@@ -188,6 +193,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	k.images = newImageStore(runCtx, k.cfg.Images, k.cfg.ImageSource, k.cfg.PullReport, k.cfg.Now)
 	handle := func(obj any) {
 		if pod, ok := podOf(obj); ok {
 			k.observe(runCtx, pod)

@@ -200,38 +200,76 @@ func (r *podRunner) prepare(ctx context.Context, ending <-chan struct{}) bool {
 	}
 }
 
-// pullImages checks every container's image against the table; an unknown image leaves the pod
-// Pending with ErrImagePull, then ImagePullBackOff, as a registry without the image would.
+// pullImages makes sure the image of every container is present, in the containers' order,
+// pulling what is missing as a kubelet pulls from a registry; it reports false if the pod ended
+// first.
 func (r *podRunner) pullImages(ctx context.Context, pod *corev1.Pod, ending <-chan struct{}) bool {
-	var missing []string
 	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		if _, ok := r.k.cfg.Images.Lookup(c.Image); !ok {
-			missing = append(missing, c.Image)
-			msg := fmt.Sprintf("Failed to pull image %q: %s: not found in the local image table", c.Image, c.Image)
-			r.setWaiting(c.Name, "ErrImagePull", msg)
-			r.k.event(ctx, pod, corev1.EventTypeWarning, "Failed", msg)
+		if !r.pullImage(ctx, pod, c, ending) {
+			return false
 		}
 	}
-	if len(missing) == 0 {
+	return true
+}
+
+// imagePullErrorShown is how long a failed pull shows as ErrImagePull before the back-off
+// (ImagePullBackOff): a kubelet's next sync of the pod.
+const imagePullErrorShown = 5 * time.Second
+
+// pullImage makes sure c's image is present: Pulling, then Pulled with the time and size, or a
+// failure as ErrImagePull with the source's reason, then ImagePullBackOff until the next try
+// (10 s doubling to 5 min, as a kubelet's image back-off). The events are a kubelet's, worded
+// as it words them.
+func (r *podRunner) pullImage(ctx context.Context, pod *corev1.Pod, c corev1.Container, ending <-chan struct{}) bool {
+	if _, ok := r.k.images.lookup(c.Image); ok {
+		r.k.event(ctx, pod, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.Image))
 		return true
 	}
-	r.markDirty()
-	select {
-	case <-ending:
-		return false
-	case <-time.After(5 * time.Second):
-	}
-	for _, image := range missing {
-		for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-			if c.Image == image {
-				r.setWaiting(c.Name, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q", image))
+	for failures := 1; ; failures++ {
+		if c.ImagePullPolicy == corev1.PullNever {
+			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+			r.setWaiting(c.Name, "ErrImageNeverPull", msg)
+			r.k.event(ctx, pod, corev1.EventTypeWarning, "ErrImageNeverPull", msg)
+			r.markDirty()
+			if !sleepOrEnd(ending, backoffDelay(failures)) {
+				return false
 			}
+			// Another pod may have pulled it meanwhile.
+			if _, ok := r.k.images.lookup(c.Image); ok {
+				return true
+			}
+			continue
 		}
-		r.k.event(ctx, pod, corev1.EventTypeNormal, "BackOff", fmt.Sprintf("Back-off pulling image %q", image))
+		r.k.event(ctx, pod, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
+		asked := r.k.cfg.Now()
+		image, took, err := r.k.images.pull(c.Image, pod.Namespace+"/"+pod.Name, ending)
+		if errors.Is(err, errPodEnding) {
+			return false
+		}
+		if err == nil {
+			// A pod that joined a pull under way waited for less than all of it.
+			waited := r.k.cfg.Now().Sub(asked)
+			r.k.event(ctx, pod, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q in %s (%s including waiting). Image size: %d bytes.",
+				c.Image, min(took, waited).Truncate(time.Millisecond), waited.Truncate(time.Millisecond), image.Size))
+			return true
+		}
+		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
+		r.setWaiting(c.Name, "ErrImagePull", msg)
+		r.markDirty()
+		r.k.event(ctx, pod, corev1.EventTypeWarning, "Failed", msg)
+		r.k.event(ctx, pod, corev1.EventTypeWarning, "Failed", "Error: ErrImagePull")
+		if !sleepOrEnd(ending, imagePullErrorShown) {
+			return false
+		}
+		backOff := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		r.setWaiting(c.Name, "ImagePullBackOff", backOff)
+		r.markDirty()
+		r.k.event(ctx, pod, corev1.EventTypeNormal, "BackOff", backOff)
+		r.k.event(ctx, pod, corev1.EventTypeWarning, "Failed", "Error: ImagePullBackOff")
+		if !sleepOrEnd(ending, backoffDelay(failures)-imagePullErrorShown) {
+			return false
+		}
 	}
-	r.markDirty()
-	<-ending
-	return false
 }
 
 // resolvConf is a pod's resolver configuration. There is no cluster DNS: cluster names resolve

@@ -252,7 +252,7 @@ func merge(a, b <-chan struct{}) <-chan struct{} {
 
 // startContainer resolves and starts one run of c.
 func (r *podRunner) startContainer(ctx context.Context, c corev1.Container) (*process, error) {
-	image, ok := r.k.cfg.Images.Lookup(c.Image)
+	image, ok := r.k.images.lookup(c.Image)
 	if !ok {
 		return nil, &configError{msg: fmt.Sprintf("image %q is not in the local image table", c.Image)}
 	}

@@ -67,7 +67,7 @@ func (s *Stack) startProcessKubelet(ctx context.Context, o Options) error {
 		return err
 	}
 	kubelet, err := prockubelet.New(prockubelet.Config{
-		Client: creds.client, NodeName: o.NodeName, NodeIP: s.NodeIP, Images: images, Network: o.Network,
+		Client: creds.client, NodeName: o.NodeName, NodeIP: s.NodeIP, Images: images, ImageSource: o.ImageSource, PullReport: o.PullReport, Network: o.Network,
 		StateDir: filepath.Join(o.Dir, "kubelet"), APIServer: s.APIAddress,
 		ServingCert: creds.serving, ClientCAs: s.control.pki.certPool(), Capacity: o.Capacity, RegisterWithTaints: o.NodeTaints, Logf: o.Logf,
 	})

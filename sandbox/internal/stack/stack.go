@@ -74,6 +74,10 @@ type Options struct {
 	// Images are the Spark images the process kubelet runs; the stack adds sparkhooks' and
 	// Metacontroller's.
 	Images *prockubelet.ImageTable
+	// ImageSource prepares the images a pod names that Images lacks (prockubelet.Config), and
+	// PullReport receives the pulls' progress.
+	ImageSource prockubelet.ImageSource
+	PullReport  func(prockubelet.PullReport)
 	// Network is the process kubelet's pod network.
 	Network *prockubelet.Network
 	// Simulated, if set, makes the node the simulated kubelet instead of the process kubelet

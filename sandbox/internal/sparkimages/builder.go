@@ -1,0 +1,143 @@
+// Package sparkimages prepares the sandbox's Spark images when a pod first names one (a pull, for
+// the process kubelet's prockubelet.ImageSource), with the pinned, checksummed steps of `make
+// spark-images`: hack/spark-images/build.sh, for that image's Spark version only.
+package sparkimages
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
+)
+
+// Builder prepares images with build.sh.
+type Builder struct {
+	// Script is hack/spark-images/build.sh.
+	Script string
+	// Dir is the image directory it prepares (SPARK_IMAGES_DIR): the layers and images.json.
+	Dir string
+	// Logf receives the script's output, line by line.
+	Logf func(format string, args ...any)
+}
+
+// Pull prepares the image ref names: build.sh builds the layer of its Spark version (downloading
+// the pinned sdist through pip if it is not in the download cache) and lists it in images.json.
+func (b *Builder) Pull(ctx context.Context, ref string, progress func(prockubelet.Progress)) (prockubelet.Image, error) {
+	version, err := sparkVersion(ref)
+	if err != nil {
+		return prockubelet.Image{}, err
+	}
+	if err := b.build(ctx, version, progress); err != nil {
+		return prockubelet.Image{}, err
+	}
+	table, err := prockubelet.LoadImageTable(filepath.Join(b.Dir, "images.json"))
+	if err != nil {
+		return prockubelet.Image{}, err
+	}
+	image, ok := table.Lookup(ref)
+	if !ok {
+		return prockubelet.Image{}, fmt.Errorf("%s: not found: Spark %s is prepared, but not under this tag (hack/spark-images/README.md lists the tags)", ref, version)
+	}
+	return image, nil
+}
+
+// sparkVersion is the Spark version of an image reference (normalized as Docker Hub's short
+// names): the tag up to its first "-" of apache/spark or spark, the images build.sh stands in for.
+func sparkVersion(ref string) (string, error) {
+	if strings.Contains(ref, "@") {
+		return "", fmt.Errorf("%s: not found: images here are known by tag, not by digest", ref)
+	}
+	name, tag, _ := strings.Cut(ref, ":")
+	if name != "apache/spark" && name != "spark" {
+		return "", fmt.Errorf("%s: not found: this sandbox prepares the images apache/spark and spark only (hack/spark-images)", ref)
+	}
+	version, _, _ := strings.Cut(tag, "-")
+	for _, part := range strings.Split(version, ".") {
+		if _, err := strconv.Atoi(part); err != nil {
+			return "", fmt.Errorf("%s: not found: the tag %q names no Spark version", ref, tag)
+		}
+	}
+	return version, nil
+}
+
+// build runs build.sh for version, reporting its steps and pip's download progress. Its error
+// is the script's last "spark-images: " line, which says why in words.
+func (b *Builder) build(ctx context.Context, version string, progress func(prockubelet.Progress)) error {
+	cmd := exec.CommandContext(ctx, b.Script, version)
+	dir, err := filepath.Abs(b.Dir)
+	if err != nil {
+		return err
+	}
+	cmd.Env = append(os.Environ(), "SPARK_IMAGES_DIR="+dir, "SPARK_IMAGES_PROGRESS=raw")
+	// Its own process group, so that stopping the kubelet stops pip, tar and javac with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, in, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = in, in
+	err = cmd.Start()
+	in.Close()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("starting %s: %w", b.Script, err)
+	}
+	logf := b.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	reason := readOutput(out, progress, logf)
+	if err := cmd.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if reason != "" {
+			return errors.New(reason)
+		}
+		return fmt.Errorf("%s %s: %w", b.Script, version, err)
+	}
+	return nil
+}
+
+// readOutput follows build.sh's output: "== <step>" lines and pip's "Progress <done> of <total>"
+// lines go to progress, every line but pip's progress to logf. It returns the reason of the last
+// "spark-images: <reason>" line, the script's error.
+func readOutput(out *os.File, progress func(prockubelet.Progress), logf func(string, ...any)) string {
+	step, reason := "", ""
+	scanner := bufio.NewScanner(out)
+	for scanner.Scan() {
+		line := scanner.Text()
+		var done, total int64
+		if n, _ := fmt.Sscanf(line, "Progress %d of %d", &done, &total); n == 2 {
+			progress(prockubelet.Progress{Step: step, Done: done, Total: total})
+			continue
+		}
+		logf("spark-images: %s", line)
+		// Steps are "== <subject>: <action>"; the other "== " lines (where the build goes, how long
+		// it took) are no progress.
+		if s, ok := strings.CutPrefix(line, "== "); ok && strings.Contains(s, ": ") {
+			step = s
+			// "download pyspark-3.5.3.tar.gz: pip download ...": the download is the step.
+			if what, _, ok := strings.Cut(s, ": pip download"); ok {
+				step = what
+			}
+			progress(prockubelet.Progress{Step: step})
+		}
+		if r, ok := strings.CutPrefix(line, "spark-images: "); ok {
+			reason = r
+		}
+	}
+	return reason
+}
