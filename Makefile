@@ -10,7 +10,7 @@ E2EFLAGS       ?=
 METACONTROLLER_BIN ?= $(wildcard $(CURDIR)/../shared/metacontroller/v4.17.2/metacontroller)
 export METACONTROLLER_BIN
 
-.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue kube helm test-fixtures
+.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue kube helm test-fixtures node
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (simulated pods
@@ -91,6 +91,13 @@ kueue:
 ## hack/kube/go.mod), built once per user into ~/.cache/sparkhooks/kube/<version>; prints the directory
 kube:
 	@hack/kube/build.sh
+
+## node: what the real node runs (docs/real-node.md): kubelet and kube-proxy (make kube), containerd,
+## runc and the CNI plugins (Debian, installed when missing as root), CoreDNS and the pause program
+## (pinned in hack/node/go.mod) and the Spark images' Debian base layer; once per user into
+## ~/.cache/sparkhooks/node; prints the directory
+node:
+	@hack/node/build.sh
 
 ## helm: the Helm client (pinned in hack/helm/build.sh), built once per user into ~/.cache/sparkhooks/helm
 helm:
