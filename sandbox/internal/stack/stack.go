@@ -34,6 +34,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/realnode"
 )
 
 // Namespaces the charts are installed into, as their READMEs suggest.
@@ -80,6 +81,10 @@ type Options struct {
 	// that plays the node of its own workloads taints this one so that only the system Pods
 	// (the hooks, Metacontroller) land here.
 	NodeTaints []corev1.Taint
+	// RealNode, when set, is the directory hack/node/build.sh prints, and the node is a real one
+	// (docs/real-node.md): the kubelet with containerd and runc, kube-proxy, CoreDNS, the images
+	// imported into containerd. Empty: the process kubelet.
+	RealNode string
 	// Logf receives the stack's background errors.
 	Logf func(format string, args ...any)
 }
@@ -91,8 +96,9 @@ type Stack struct {
 	Admin      *restclient.Config
 	// APIAddress is where the API server listens.
 	APIAddress string
-	// Kubelet is the node.
+	// Kubelet is the node when it is the process kubelet, Node when it is a real one.
 	Kubelet *prockubelet.Kubelet
+	Node    *realnode.Node
 	// Controller says what runs the CompositeControllers: "Metacontroller v4.17.2" or the stand-in.
 	Controller string
 	// Controllers are the stand-in's controllers by CompositeController name (none with the real
@@ -153,11 +159,17 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 
-	images, err := o.withChartImages()
+	chartImages, err := o.chartImages()
 	if err != nil {
 		return nil, err
 	}
-	if s.Kubelet, err = s.startKubelet(runCtx, o, images); err != nil {
+	var importSparkImages func(context.Context) error
+	if o.RealNode != "" {
+		if importSparkImages, err = s.startRealNode(ctx, runCtx, o, chartImages); err != nil {
+			return nil, err
+		}
+		phase("the real node runs")
+	} else if s.Kubelet, err = s.startKubelet(runCtx, o, o.Images.With(chartImages)); err != nil {
 		return nil, err
 	}
 	// The charts go in while the node registers: their Pods wait for it in Pending, and a node
@@ -168,6 +180,12 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			return err
 		}
 		phase("the node is Ready")
+		if s.Node != nil {
+			if err := s.waitForRealNode(groupCtx, client); err != nil {
+				return err
+			}
+			phase("CoreDNS serves")
+		}
 		// The service-account controller gives every namespace its default account; until it
 		// has, admission refuses the namespace's pods.
 		return s.poll(groupCtx, "the default ServiceAccount", func(ctx context.Context) error {
@@ -176,6 +194,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		})
 	})
 	group.Go(func() error { return s.installCharts(groupCtx, runCtx, o, client, phase) })
+	if importSparkImages != nil {
+		group.Go(func() error { return importSparkImages(groupCtx) })
+	}
 	if err := group.Wait(); err != nil {
 		return nil, err
 	}
@@ -284,9 +305,9 @@ func (o *Options) check() error {
 	return nil
 }
 
-// withChartImages adds to the Spark images the two images the charts name, each a layer with the
-// binary where the upstream image has it.
-func (o *Options) withChartImages() (*prockubelet.ImageTable, error) {
+// chartImages are the two images the charts name, each a layer with the binary where the upstream
+// image has it.
+func (o *Options) chartImages() (map[string]prockubelet.Image, error) {
 	layers := filepath.Join(o.Dir, "images")
 	sparkhooks := filepath.Join(layers, "sparkhooks")
 	if err := installBinary(o.Sparkhooks, filepath.Join(sparkhooks, "sparkhooks")); err != nil {
@@ -307,7 +328,7 @@ func (o *Options) withChartImages() (*prockubelet.ImageTable, error) {
 			Root: metacontroller, Entrypoint: []string{"/usr/bin/metacontroller"}, User: "65534",
 		}
 	}
-	return o.Images.With(images), nil
+	return images, nil
 }
 
 // tolerationsValue is the --set-json argument that makes a chart's Pods tolerate taints, or none.
@@ -429,6 +450,9 @@ func (s *Stack) Stop() {
 		s.cancel()
 	}
 	s.running.Wait()
+	if s.Node != nil {
+		s.Node.Stop()
+	}
 	if s.control != nil {
 		s.control.stop()
 	}
