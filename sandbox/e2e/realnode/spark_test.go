@@ -4,6 +4,7 @@ package realnode
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -145,4 +146,67 @@ func TestSparkPi(t *testing.T) {
 	if _, ok := run.memoryLimits["spark-pi-driver"]; !ok || executors == 0 {
 		t.Errorf("cgroups read of %v: want the driver's and an executor's", run.memoryLimits)
 	}
+}
+
+// TestExecutorOOMKilled: an executor whose memory overhead is too small for what its JVM uses
+// outside the heap is killed by the kernel at its container's limit, and the application says so:
+// the ExecutorFailed condition names the pod, OOMKilled, the limit and what to raise. The JVM
+// touches its whole heap at start (-XX:+AlwaysPreTouch, with the entrypoint's -Xms equal to
+// -Xmx), so the heap alone fills the limit that 16 MiB of overhead leaves.
+func TestExecutorOOMKilled(t *testing.T) {
+	ns := "executor-oom"
+	if err := shared.stack.AddJobNamespace(context.Background(), ns, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(dumpNamespace(ns))
+		}
+		_ = shared.client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	createExample(t, ns, "spark-pi.yaml", func(spec map[string]any) {
+		smallCores(spec)
+		executor := spec["executor"].(map[string]any)
+		executor["instances"] = int64(1)
+		executor["memoryOverhead"] = "16m"
+		executor["javaOptions"] = "-XX:+AlwaysPreTouch"
+	})
+	run := &sparkRun{ns: ns, app: "spark-pi", memoryLimits: map[string][2]int64{}}
+	// The driver deletes a failed executor's pod: look for the kernel's verdict while it exists.
+	killed := ""
+	var message string
+	waitUntil(t, 4*time.Minute, "an OOMKilled executor and the ExecutorFailed condition", func() error {
+		pods, err := shared.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "spark-role=executor"})
+		if err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			for _, c := range p.Status.ContainerStatuses {
+				if c.State.Terminated != nil && c.State.Terminated.Reason == "OOMKilled" {
+					killed = p.Name
+				}
+			}
+		}
+		app := run.waitForState(t, time.Minute, "SUBMITTED", "RUNNING", "FAILING", "FAILED", "COMPLETED")
+		conditions, _, _ := unstructured.NestedSlice(app.Object, "status", "conditions")
+		for _, c := range conditions {
+			c := c.(map[string]any)
+			if c["type"] == "ExecutorFailed" && c["status"] == "True" {
+				if c["reason"] != "ExecutorOOMKilled" {
+					t.Fatalf("ExecutorFailed: %v: %v, want ExecutorOOMKilled", c["reason"], c["message"])
+				}
+				if message, _ = c["message"].(string); killed == "" {
+					return errors.New("the condition is there, no OOMKilled pod seen yet")
+				}
+				return nil
+			}
+		}
+		return errors.New("no ExecutorFailed condition yet")
+	})
+	for _, want := range []string{"OOMKilled, exit code 137", "its memory limit of 528Mi", "raise spec.executor.memoryOverhead"} {
+		if !strings.Contains(message, want) {
+			t.Errorf("the condition's message has no %q: %s", want, message)
+		}
+	}
+	t.Logf("%s was OOMKilled: %s", killed, message)
 }
