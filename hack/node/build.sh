@@ -21,9 +21,10 @@ cache=${SPARKHOOKS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparkhooks}/node
 # support containerd 1.x; runc 1.1 and the CNI plugins 1.1 are what bookworm has).
 packages=(containerd runc containernetworking-plugins iptables conntrack mmdebstrap)
 declare -A want=([containerd]=1.6 [runc]=1.1 [containernetworking-plugins]=1.1)
-# The Spark images' base: what the stock images add to Ubuntu that Spark needs (a JRE 17, Python 3,
-# ps for Spark's scripts), on Debian's minimal base, without documentation.
-rootfs_packages=(openjdk-17-jre-headless python3 procps netbase)
+# The Spark images' base: what the stock images (eclipse-temurin on Ubuntu) have that Spark and
+# the tests use (a JRE 17, Python 3, ps for Spark's scripts, curl), on Debian's minimal base,
+# without documentation.
+rootfs_packages=(openjdk-17-jre-headless python3 procps netbase curl)
 suite=bookworm
 
 say() { printf 'node: %s\n' "$*" >&2; }
