@@ -213,16 +213,6 @@ func (n *Node) WaitForDNS(ctx context.Context, client kubernetes.Interface) erro
 	})
 }
 
-// Exited reports a daemon of the node that is no longer running, with the end of its log.
-func (n *Node) Exited() error {
-	for _, d := range []*daemon{n.containerd.daemon, n.kubelet, n.proxy} {
-		if d != nil && !d.running() {
-			return d.failure()
-		}
-	}
-	return nil
-}
-
 // Stop stops the node and removes what it left on the machine: the kubelet and kube-proxy first,
 // then every pod through the CRI, containerd, the mounts under the node's directory, the links
 // in /var/log/containers, the node's cgroups and its network namespace with all its rules.
