@@ -10,7 +10,7 @@ E2EFLAGS       ?=
 METACONTROLLER_BIN ?= $(wildcard $(CURDIR)/../shared/metacontroller/v4.17.2/metacontroller)
 export METACONTROLLER_BIN
 
-.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue kube helm test-fixtures
+.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue kube helm test-fixtures node
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
@@ -72,13 +72,15 @@ memload:
 
 ## e2e: end-to-end tests on the real control plane (make kube) with the chart installed by Helm (make
 ## helm), Metacontroller from METACONTROLLER_BIN or the stand-in, kubectl as the user, and real Spark
-## on the process kubelet (root; see docs/process-kubelet.md and docs/local.md). `make e2e
+## on the process kubelet (root; see docs/process-kubelet.md and docs/local.md), and on the real node
+## (make node, docs/real-node.md) in sandbox/e2e/realnode. `make e2e
 ## E2EFLAGS=-race` (what CI runs) runs the tests and the server binary under the race detector.
 ## One package at a time: the Spark JVMs need both cores. The contract suite (sandbox/e2e) runs
 ## under the stand-in, then again under the real Metacontroller when METACONTROLLER_BIN is set.
 e2e: spark-images
 	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
 	export SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \
+	export SPARKHOOKS_NODE_DIR="$$(hack/node/build.sh)" && \
 	cd sandbox && $(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m ./internal/localcluster/... ./internal/stack/... ./e2e/... && \
 	if [ -n "$$METACONTROLLER_BIN" ]; then \
 		SPARKHOOKS_E2E_CONTROLLER=metacontroller $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 20m ./e2e/; fi
@@ -92,6 +94,13 @@ kueue:
 ## hack/kube/go.mod), built once per user into ~/.cache/sparkhooks/kube/<version>; prints the directory
 kube:
 	@hack/kube/build.sh
+
+## node: what the real node runs (docs/real-node.md): kubelet and kube-proxy (make kube), containerd,
+## runc and the CNI plugins (Debian, installed when missing as root), CoreDNS and the pause program
+## (pinned in hack/node/go.mod) and the Spark images' Debian base layer; once per user into
+## ~/.cache/sparkhooks/node; prints the directory
+node:
+	@hack/node/build.sh
 
 ## helm: the Helm client (pinned in hack/helm/build.sh), built once per user into ~/.cache/sparkhooks/helm
 helm:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the Kubernetes control plane the sandbox and the end-to-end suites run: kube-apiserver,
-# kube-controller-manager and kube-scheduler from k8s.io/kubernetes at the version this module pins
+# Builds the Kubernetes the sandbox and the end-to-end suites run: the control plane
+# (kube-apiserver, kube-controller-manager, kube-scheduler) and the real node's kubelet and
+# kube-proxy (hack/node, docs/real-node.md) from k8s.io/kubernetes at the version this module pins
 # (go.mod, checksummed by go.sum and the Go checksum database). The binaries depend on nothing in
 # the checkout but this module, so they are kept per user, not per clone:
 # ${SPARKHOOKS_CACHE:-$XDG_CACHE_HOME/sparkhooks}/kube/<version>/, built again only when missing.
@@ -11,7 +12,7 @@ cd "$(dirname "$0")"
 version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2 }' go.mod)
 cache=${SPARKHOOKS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparkhooks}
 out="$cache/kube/$version"
-commands=(kube-apiserver kube-controller-manager kube-scheduler)
+commands=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
 
 missing=0
 for c in "${commands[@]}"; do
@@ -29,7 +30,7 @@ ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$
 echo "building ${commands[*]} $version (first time only; several minutes on two cores)" >&2
 rm -rf "$out.tmp"
 mkdir -p "$out.tmp"
-# One go build for the three: they share most packages, and one build schedules them all on
+# One go build for all of them: they share most packages, and one build schedules them all on
 # every core at once.
 CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out.tmp/" "${commands[@]/#/k8s.io/kubernetes/cmd/}"
 rm -rf "$out"

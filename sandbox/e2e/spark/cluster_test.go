@@ -85,7 +85,11 @@ func makeNamespace(t *testing.T, prefix string, create func(ctx context.Context,
 		if t.Failed() {
 			t.Log(n.dump())
 		}
-		t.Logf("%s: %s, %d containers started", t.Name(), time.Since(started).Round(100*time.Millisecond), shared.stack.Kubelet.ContainersStarted(n.name))
+		if shared.stack.Kubelet != nil {
+			t.Logf("%s: %s, %d containers started", t.Name(), time.Since(started).Round(100*time.Millisecond), shared.stack.Kubelet.ContainersStarted(n.name))
+		} else {
+			t.Logf("%s: %s", t.Name(), time.Since(started).Round(100*time.Millisecond))
+		}
 		n.tearDown()
 	})
 	return n
@@ -95,10 +99,15 @@ func (n *namespace) kubectl(args ...string) (string, error) {
 	return localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, append([]string{"--namespace", n.name}, args...)...)
 }
 
-// applyExample applies a file of examples/ exactly as a user would.
+// applyExample applies a file of examples/ exactly as a user would (on the real node, as a user
+// with small nodes would: forNode).
 func (n *namespace) applyExample(file string) {
 	n.t.Helper()
-	if out, err := n.kubectl("apply", "-f", filepath.Join(repoRoot, "examples", file)); err != nil {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "examples", file))
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	if out, err := n.applyManifest(data); err != nil {
 		n.t.Fatalf("applying examples/%s: %v", file, err)
 	} else {
 		n.t.Logf("examples/%s: %s", file, strings.TrimSpace(out))
@@ -108,13 +117,21 @@ func (n *namespace) applyExample(file string) {
 // apply applies a manifest written by the test.
 func (n *namespace) apply(manifest string) {
 	n.t.Helper()
+	if _, err := n.applyManifest([]byte(manifest)); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+func (n *namespace) applyManifest(manifest []byte) (string, error) {
+	manifest, err := forNode(manifest)
+	if err != nil {
+		return "", err
+	}
 	path := filepath.Join(n.t.TempDir(), "manifest.yaml")
-	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
-		n.t.Fatal(err)
+	if err := os.WriteFile(path, manifest, 0o600); err != nil {
+		return "", err
 	}
-	if _, err := n.kubectl("apply", "-f", path); err != nil {
-		n.t.Fatal(err)
-	}
+	return n.kubectl("apply", "-f", path)
 }
 
 func (n *namespace) get(gvr schema.GroupVersionResource, name string) (*unstructured.Unstructured, error) {

@@ -136,14 +136,24 @@ func runMain(m *testing.M) int {
 	// cluster with outbound access; the other tests need no egress.
 	shared.egressErr = network.EnableEgress(ctx, "/etc/resolv.conf")
 	metacontroller := os.Getenv("METACONTROLLER_BIN")
+	// As in the sandbox: tests ask for more cores than the machine has; nothing limits them.
+	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32")}
+	realNode := ""
+	if os.Getenv("SPARKHOOKS_E2E_NODE") == "containerd" {
+		// The real node (docs/real-node.md): the machine's cores, limits enforced.
+		if realNode, capacity = os.Getenv("SPARKHOOKS_NODE_DIR"), nil; realNode == "" {
+			fmt.Fprintln(os.Stderr, "spark e2e: SPARKHOOKS_E2E_NODE=containerd needs SPARKHOOKS_NODE_DIR (make node)")
+			return 1
+		}
+		appTimeout *= 2
+	}
 	s, err := stack.Start(ctx, stack.Options{
 		Dir: filepath.Join(dir, "cluster"), KubeBinDir: kubeBinDir, Helm: helm,
 		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1"}, Sparkhooks: binary,
 		Metacontroller: metacontroller, MetacontrollerChart: filepath.Join(filepath.Dir(metacontroller), "helm", "metacontroller"),
 		MetacontrollerValues: filepath.Join(repoRoot, "chart", "metacontroller-values.yaml"),
 		Images:               images, Network: network, NodeName: nodeName, Logf: logf,
-		// As in the sandbox: tests ask for more cores than the machine has; nothing limits them.
-		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32")},
+		Capacity: capacity, RealNode: realNode,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "spark e2e: starting the cluster:", err)

@@ -104,3 +104,12 @@ func (t *ImageTable) With(images map[string]Image) *ImageTable {
 	}
 	return table
 }
+
+// All returns the table's images by normalized reference (a copy: the table stays unchanged), for
+// a node that makes container images of them.
+func (t *ImageTable) All() map[string]Image {
+	if t == nil {
+		return nil
+	}
+	return maps.Clone(t.images)
+}

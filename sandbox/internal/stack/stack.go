@@ -39,6 +39,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/realnode"
 )
 
 // Namespaces the charts are installed into, as their READMEs suggest.
@@ -93,6 +94,10 @@ type Options struct {
 	// that plays the node of its own workloads taints this one so that only the system Pods
 	// (the hooks, Metacontroller) land here.
 	NodeTaints []corev1.Taint
+	// RealNode, when set, is the directory hack/node/build.sh prints, and the node is a real one
+	// (docs/real-node.md): the kubelet with containerd and runc, kube-proxy, CoreDNS, the images
+	// imported into containerd. Empty: the process kubelet.
+	RealNode string
 	// Logf receives the stack's background errors.
 	Logf func(format string, args ...any)
 }
@@ -118,8 +123,10 @@ type Stack struct {
 	Admin      *restclient.Config
 	// APIAddress is where the API server listens; Version is what it says its version is.
 	APIAddress, Version string
-	// Kubelet is the process kubelet, nil on a simulated node.
+	// Kubelet is the node when it is the process kubelet, Node when it is a real one; both are
+	// nil on a simulated node.
 	Kubelet *prockubelet.Kubelet
+	Node    *realnode.Node
 	// NodeIP is the node's address.
 	NodeIP netip.Addr
 	// HookServer is where the hook server's host process serves HTTP on a simulated node; empty
@@ -183,9 +190,20 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, fmt.Errorf("asking the API server its version: %w", err)
 	}
 	s.Version = version.GitVersion
-	if o.Simulated != nil {
+	var importSparkImages func(context.Context) error
+	switch {
+	case o.RealNode != "":
+		chartImages, err := o.chartImages()
+		if err != nil {
+			return nil, err
+		}
+		if importSparkImages, err = s.startRealNode(ctx, runCtx, o, chartImages); err != nil {
+			return nil, err
+		}
+		phase("the real node runs")
+	case o.Simulated != nil:
 		err = s.startSimulatedKubelet(runCtx, o)
-	} else {
+	default:
 		err = s.startProcessKubelet(runCtx, o)
 	}
 	if err != nil {
@@ -199,6 +217,12 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			return err
 		}
 		phase("the node is Ready")
+		if s.Node != nil {
+			if err := s.waitForRealNode(groupCtx, client); err != nil {
+				return err
+			}
+			phase("CoreDNS serves")
+		}
 		// The service-account controller gives every namespace its default account; until it
 		// has, admission refuses the namespace's pods.
 		return s.poll(groupCtx, "the default ServiceAccount", func(ctx context.Context) error {
@@ -207,6 +231,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		})
 	})
 	group.Go(func() error { return s.installCharts(groupCtx, runCtx, o, client, phase) })
+	if importSparkImages != nil {
+		group.Go(func() error { return importSparkImages(groupCtx) })
+	}
 	if err := group.Wait(); err != nil {
 		return nil, err
 	}
@@ -369,9 +396,18 @@ func (o *Options) nodeIP() (netip.Addr, error) {
 	return HostIP()
 }
 
-// withChartImages adds to the Spark images the two images the charts name, each a layer with the
-// binary where the upstream image has it.
+// withChartImages adds to the Spark images the two images the charts name.
 func (o *Options) withChartImages() (*prockubelet.ImageTable, error) {
+	images, err := o.chartImages()
+	if err != nil {
+		return nil, err
+	}
+	return o.Images.With(images), nil
+}
+
+// chartImages are the two images the charts name, each a layer with the binary where the upstream
+// image has it.
+func (o *Options) chartImages() (map[string]prockubelet.Image, error) {
 	layers := filepath.Join(o.Dir, "images")
 	sparkhooks := filepath.Join(layers, "sparkhooks")
 	if err := installBinary(o.Sparkhooks, filepath.Join(sparkhooks, "sparkhooks")); err != nil {
@@ -392,7 +428,7 @@ func (o *Options) withChartImages() (*prockubelet.ImageTable, error) {
 			Root: metacontroller, Entrypoint: []string{"/usr/bin/metacontroller"}, User: "65534",
 		}
 	}
-	return o.Images.With(images), nil
+	return images, nil
 }
 
 // tolerationsValue is the --set-json argument that makes a chart's Pods tolerate taints, or none.
@@ -538,6 +574,9 @@ func (s *Stack) Stop() {
 	s.running.Wait()
 	if s.hooks != nil {
 		s.hooks.stop(10 * time.Second)
+	}
+	if s.Node != nil {
+		s.Node.Stop()
 	}
 	if s.control != nil {
 		s.control.Stop()
