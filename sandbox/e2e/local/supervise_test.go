@@ -111,6 +111,9 @@ func TestNothingIsLeft(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 		left.check(t)
+		if !strings.Contains(s.stderr.String(), "sparkhooks-local ended without cleaning up; its reaper removed the pod network "+left.bridge+", "+left.dataDir) {
+			t.Errorf("stderr does not say what the reaper removed:\n%s", s.stderr)
+		}
 		for _, pid := range tree {
 			if alive(pid) {
 				t.Errorf("process %d (%s) outlived the sandbox", pid, commandOf(pid))
