@@ -19,7 +19,7 @@ import (
 // Pod process is killed (SIGKILL) while SparkPi runs; the kubelet restarts it as a kubelet does,
 // the terminal says so, and SparkPi completes with the same driver Pod. Killed again, it goes into
 // CrashLoopBackOff, which the terminal says with the end of its last run, and comes back: the
-// sandbox keeps running as a cluster does. Then SIGTERM, and nothing is left.
+// sandbox keeps running as a cluster does. Then SIGHUP (the terminal closed), and nothing is left.
 func TestHookServerPodIsRestarted(t *testing.T) {
 	requireRealSpark(t)
 	sandbox, hooks := build(t)
@@ -60,7 +60,7 @@ func TestHookServerPodIsRestarted(t *testing.T) {
 	}
 	t.Logf("terminal:\n%s", s.output)
 	left := s.whatItMade(t)
-	s.stopWith(syscall.SIGTERM)
+	s.stopWith(syscall.SIGHUP)
 	s.checkNothingIsLeft(t)
 	left.check(t)
 }

@@ -11,6 +11,10 @@
 // security contexts and Services are what a cluster would run. On the simulated node the hook
 // server runs as a host process behind the chart's Service (hosthooks.go), and the stand-in runs
 // the CompositeControllers.
+//
+// The stack keeps what it starts running (supervise.go): a control-plane process or the host
+// hook server that exits is restarted, and one that keeps exiting ends the cluster (Failed); the
+// kubelet restarts the charts' Pods. Options.Report hears of every restart.
 package stack
 
 import (
@@ -217,7 +221,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	phase("the controllers run")
-	s.supervise(runCtx, defaultRestarts, o.Report)
+	s.supervise(runCtx, defaultRestarts(), o.Report)
 	if o.Simulated == nil {
 		if err := s.reportPodRestarts(runCtx, client, o.Report); err != nil {
 			return nil, err

@@ -70,9 +70,11 @@ type restartPolicy struct {
 // cluster. A kubelet's back-off (10 s to 5 min, forever) suits a Pod in a cluster that outlives
 // it; here a component that exits five times in a minute will not come back by waiting, and a
 // sandbox that waits for it looks hung.
-var defaultRestarts = restartPolicy{
-	initial: time.Second, max: 30 * time.Second, limit: 5, window: time.Minute,
-	now: time.Now, after: time.After,
+func defaultRestarts() restartPolicy {
+	return restartPolicy{
+		initial: time.Second, max: 30 * time.Second, limit: 5, window: time.Minute,
+		now: time.Now, after: time.After,
+	}
 }
 
 // next takes the times of the earlier exits and the exit at now, and returns those within the

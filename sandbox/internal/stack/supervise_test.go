@@ -115,7 +115,9 @@ func TestSupervisionEndsWithItsContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- c.supervise(ctx, defaultRestarts, func(line string) { t.Errorf("reported %q", line) }) }()
+	go func() {
+		done <- c.supervise(ctx, defaultRestarts(), func(line string) { t.Errorf("reported %q", line) })
+	}()
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("supervise: %v", err)
