@@ -111,7 +111,8 @@ func TestNothingIsLeft(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 		left.check(t)
-		if !strings.Contains(s.stderr.String(), "sparkhooks-local ended without cleaning up; its reaper removed the pod network "+left.bridge+", "+left.dataDir) {
+		said := s.stderr.String()
+		if !strings.Contains(said, "sparkhooks-local ended without cleaning up; its reaper removed ") || !strings.Contains(said, "the pod network "+left.bridge+", "+left.dataDir+"\n") {
 			t.Errorf("stderr does not say what the reaper removed:\n%s", s.stderr)
 		}
 		for _, pid := range tree {
