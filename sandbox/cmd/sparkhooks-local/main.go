@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/reaper"
 )
 
 const usage = `usage: sparkhooks-local [flags]
@@ -38,9 +39,14 @@ flags:
 `
 
 func main() {
-	// Every container the kubelet starts begins as a copy of this binary.
+	// Every container the kubelet starts begins as a copy of this binary, and so does the reaper.
 	podinit.Reexec()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	reaper.Reexec()
+	// With SIGPIPE caught, a write to a closed stdout or stderr (make run | tee, tee gone) fails
+	// with EPIPE, which the terminal logs, instead of killing the sandbox before it cleans up.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// SIGHUP: the terminal closed.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {

@@ -20,6 +20,7 @@ import (
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/sparkimages"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/reaper"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
@@ -103,9 +104,12 @@ func cannotRunPods() string {
 	return ""
 }
 
-// sandbox is what runSandbox started, stopped in reverse order.
+// sandbox is what runSandbox started, stopped in reverse order, and the reaper that removes it
+// should the sandbox die before it can.
 type sandbox struct {
-	stops []func()
+	stops  []func()
+	reaper *reaper.Reaper
+	logf   func(format string, args ...any)
 }
 
 func (s *sandbox) onStop(f func()) { s.stops = append(s.stops, f) }
@@ -116,10 +120,28 @@ func (s *sandbox) stop() {
 	}
 }
 
+// track tells the reaper what a call to it names; a reaper that cannot be told is logged, not
+// fatal: the sandbox still cleans up after itself.
+func (s *sandbox) track(err error) {
+	if err != nil {
+		s.logf("%v", err)
+	}
+}
+
 func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err error) {
 	started := time.Now()
-	var sb sandbox
+	// Until the sandbox has its log, what it would log goes to stderr.
+	sb := sandbox{logf: func(format string, args ...any) { fmt.Fprintf(stderr, "sparkhooks-local: "+format+"\n", args...) }}
 	defer sb.stop()
+	if sb.reaper, err = reaper.Start(stderr); err != nil {
+		return err
+	}
+	// The reaper's stop runs last, once everything else is stopped and removed (the log too).
+	sb.onStop(func() {
+		if err := sb.reaper.Done(); err != nil {
+			fmt.Fprintf(stderr, "sparkhooks-local: the reaper: %v\n", err)
+		}
+	})
 
 	dir, err := dataDir(o)
 	if err != nil {
@@ -127,6 +149,7 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 	}
 	if !o.keepData {
 		sb.onStop(func() { os.RemoveAll(dir) })
+		sb.track(sb.reaper.Remove(dir))
 	}
 	unlock, err := lockDataDir(dir)
 	if err != nil {
@@ -145,9 +168,21 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 		defer logMu.Unlock()
 		fmt.Fprintf(logFile, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
 	}
+	sb.logf = logf
+	if o.keepData {
+		// The data dir stays, but not the pods' tmpfs volumes mounted below it.
+		sb.track(sb.reaper.Unmount(dir))
+	}
+	out := &terminal{out: stdout, logf: logf}
+	// What the user should see as it happens goes to the terminal and to the log.
+	report := func(line string) {
+		fmt.Fprintln(out, line)
+		logf("%s", line)
+	}
 	startCtx, cancelStart := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancelStart()
-	up, err := startCluster(startCtx, o, dir, &sb, logf, newPullPrinter(stdout).report)
+	// Pull progress goes to stdout itself: on a terminal it rewrites its line in place.
+	cluster, up, err := startCluster(startCtx, o, dir, &sb, logf, report, newPullPrinter(stdout).report)
 	if err != nil {
 		return err
 	}
@@ -159,7 +194,7 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 		kubeconfig = o.kubeconfig
 	}
 	abs, _ := filepath.Abs(kubeconfig)
-	fmt.Fprintf(stdout, `sparkhooks-local is up in %s (state and logs in %s).
+	fmt.Fprintf(out, `sparkhooks-local is up in %s (state and logs in %s).
 %s
   export KUBECONFIG=%s
   kubectl apply -f examples/spark-pi.yaml
@@ -172,16 +207,28 @@ Then: kubectl logs spark-pi-driver. Ctrl-C stops everything.
 			return fmt.Errorf("writing the ready file: %w", err)
 		}
 		sb.onStop(func() { os.Remove(o.readyFile) })
+		sb.track(sb.reaper.Remove(o.readyFile))
 	}
-	<-ctx.Done()
-	fmt.Fprintln(stdout, "sparkhooks-local: stopping")
-	return nil
+	select {
+	case <-ctx.Done():
+		report("sparkhooks-local: stopping")
+		return nil
+	case err := <-cluster.Failed():
+		// Stopped rather than left running half a cluster that looks up and answers nothing.
+		report("sparkhooks-local: stopping: " + firstLine(err.Error()))
+		return err
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // startCluster starts the real control plane, the node (the process kubelet, or the simulated
 // one) and the charts (sandbox/internal/stack), and returns what the banner says of them. The
 // process kubelet prepares the Spark images pods name as it goes, reporting to pulls.
-func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf func(string, ...any), pulls func(prockubelet.PullReport)) (string, error) {
+func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf func(string, ...any), report func(string), pulls func(prockubelet.PullReport)) (*stack.Stack, string, error) {
 	opts := stack.Options{
 		Dir: filepath.Join(dir, "cluster"), APIAddress: o.apiAddr, KubeBinDir: o.kubeBinDir, Helm: o.helm,
 		Chart: o.chart, Sparkhooks: o.sparkhooks,
@@ -189,7 +236,7 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 		// banner comes as soon as the hook server listens rather than at its second probe.
 		ChartSet:       []string{"replicaCount=1", "readinessProbe.periodSeconds=1"},
 		Metacontroller: o.metacontroller, MetacontrollerChart: o.metacontrollerChart, MetacontrollerValues: o.metacontrollerValues,
-		NodeName: nodeName, Logf: logf,
+		NodeName: nodeName, Logf: logf, Report: report,
 		// Spark's examples ask a core per driver and executor: SparkPi alone wants three, more
 		// than most laptops' sandboxes have to spare. Nothing limits CPU here, so the node offers
 		// more than the machine has and the scheduler places them.
@@ -201,15 +248,16 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 	} else {
 		images, prepared, err := loadImages(o.images)
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
 		imagesLine = imagesBanner(o.images, prepared)
 		random := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
 		network, err := prockubelet.NewNetwork(ctx, random)
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
 		sb.onStop(func() { _ = network.Close() })
+		sb.track(sb.reaper.Network(network.Bridge))
 		if err := network.EnableEgress(ctx, "/etc/resolv.conf"); err != nil {
 			egress = fmt.Sprintf("Pods have no outbound access: %v\n", err)
 		}
@@ -219,15 +267,15 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 	}
 	s, err := stack.Start(ctx, opts)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	sb.onStop(s.Stop)
 	if err := copyFile(s.Kubeconfig, filepath.Join(dir, "kubeconfig")); err != nil {
-		return "", err
+		return nil, "", err
 	}
 	controlPlane := fmt.Sprintf("Kubernetes %s: kube-apiserver (https://%s), kube-controller-manager and kube-scheduler; logs in %s.\n", s.Version, s.APIAddress, s.LogDir)
 	if !o.simulate {
-		return fmt.Sprintf(`%sNode %s: the process kubelet, pods as local processes on the images in %s, on the pod network %s.
+		return s, fmt.Sprintf(`%sNode %s: the process kubelet, pods as local processes on the images in %s, on the pod network %s.
 %s%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
 `, controlPlane, nodeName, o.images, opts.Network.Subnet, imagesLine, egress, o.chart, stack.SparkhooksNamespace, s.Controller), nil
 	}
@@ -239,7 +287,7 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 	if o.metacontrollerSkipped != "" {
 		skipped = fmt.Sprintf("Not Metacontroller (%s): in simulated mode it would need cluster DNS to reach the hooks' Service.\n", o.metacontrollerSkipped)
 	}
-	return fmt.Sprintf(`%s
+	return s, fmt.Sprintf(`%s
 %sNode %s: the simulated kubelet at %s, which plays the phases of the pods bound to it.
 Installed with Helm: %s in namespace %s (hooks and webhooks), run by %s; sparkhooks serve runs as a process of this machine at %s behind the chart's Service.
 %s`, mode, controlPlane, nodeName, s.NodeIP, o.chart, stack.SparkhooksNamespace, s.Controller, s.HookServer, skipped), nil

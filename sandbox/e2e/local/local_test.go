@@ -56,6 +56,7 @@ type started struct {
 	kubeconfig string
 	upAfter    time.Duration
 	output     *lockedBuffer
+	stderr     *lockedBuffer
 	exited     chan error
 }
 
@@ -111,13 +112,13 @@ func launch(t *testing.T, cmd *exec.Cmd, readyFile string) *started {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &started{cmd: cmd, output: &lockedBuffer{}, exited: make(chan error, 1)}
+	s := &started{cmd: cmd, output: &lockedBuffer{}, stderr: stderr, exited: make(chan error, 1)}
 	ready := waitForFile(readyFile, s.exited)
 	go func() {
 		scanner := bufio.NewScanner(stdout)

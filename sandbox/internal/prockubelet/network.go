@@ -165,8 +165,8 @@ func (n *Network) AddPod(ctx context.Context, uid string) (*PodNetwork, error) {
 	}
 	sum := sha256.Sum256([]byte(n.Bridge + uid))
 	id := hex.EncodeToString(sum[:])[:10]
-	pn := &PodNetwork{Name: "skp-" + id, Path: "/run/netns/skp-" + id, IP: addr}
-	hostVeth := "skv" + id
+	pn := &PodNetwork{Name: podNetNSPrefix + id, Path: "/run/netns/" + podNetNSPrefix + id, IP: addr}
+	hostVeth := hostVethPrefix + id
 	steps := [][]string{
 		{"netns", "add", pn.Name},
 		{"link", "add", hostVeth, "type", "veth", "peer", "name", "eth0", "netns", pn.Name},
@@ -183,6 +183,55 @@ func (n *Network) AddPod(ctx context.Context, uid string) (*PodNetwork, error) {
 		}
 	}
 	return pn, nil
+}
+
+// A pod's network namespace and the host end of its veth share an id, so that what a dead
+// kubelet left can be found from its bridge (RemoveLeftovers).
+const (
+	podNetNSPrefix = "skp-"
+	hostVethPrefix = "skv"
+)
+
+// RemoveLeftovers deletes what the Network on bridge left when its process died before Close
+// could run: its pods' network namespaces (found from their veths on the bridge), its egress
+// table and the bridge. A bridge that is not there is nothing to do.
+func RemoveLeftovers(ctx context.Context, bridge string) error {
+	if _, err := net.InterfaceByName(bridge); err != nil {
+		return nil
+	}
+	links, err := ipOutput(ctx, "-o", "link", "show", "master", bridge)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range leftoverPodIDs(links) {
+		if err := ip(ctx, "netns", "del", podNetNSPrefix+id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Only there if EnableEgress made it.
+	_ = exec.CommandContext(ctx, "nft", "delete", "table", "ip", bridge).Run()
+	if err := ip(ctx, "link", "del", bridge); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// leftoverPodIDs reads the pod ids from `ip -o link show master <bridge>`, whose lines name the
+// host ends of the pods' veths: "7: skv0123456789@if2: <BROADCAST,...> ...".
+func leftoverPodIDs(links string) []string {
+	var ids []string
+	for _, line := range strings.Split(links, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimSuffix(fields[1], ":"), "@")
+		if id, ok := strings.CutPrefix(name, hostVethPrefix); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // RemovePod deletes the pod's namespace (and with it the veth pair) and frees its address.

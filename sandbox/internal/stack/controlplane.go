@@ -45,10 +45,10 @@ type ControlPlane struct {
 	// Address is the host:port the API server serves at.
 	Address string
 
-	pki       *pki
-	now       time.Time
-	etcd      *etcd
-	processes []*process
+	pki        *pki
+	now        time.Time
+	etcd       *etcd
+	components []*component
 }
 
 // ControlPlaneOptions say where and how to run a control plane.
@@ -151,7 +151,7 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (_ *ControlPl
 		return nil, err
 	}
 
-	apiserver, err := startProcess("kube-apiserver", filepath.Join(o.KubeBinDir, "kube-apiserver"), []string{
+	apiserver, err := startComponent("kube-apiserver", "kube-apiserver", filepath.Join(o.KubeBinDir, "kube-apiserver"), []string{
 		"--etcd-servers=" + cp.etcd.clientURL,
 		"--bind-address=" + host,
 		"--secure-port=" + port,
@@ -180,14 +180,14 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (_ *ControlPl
 	if err != nil {
 		return nil, err
 	}
-	cp.processes = append(cp.processes, apiserver)
+	cp.components = append(cp.components, apiserver)
 	client, err := kubernetes.NewForConfig(cp.Admin)
 	if err != nil {
 		return nil, err
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	if err := apiserver.waitFor(startCtx, "the API server's /readyz", func(ctx context.Context) error {
+	if err := apiserver.current().waitFor(startCtx, "the API server's /readyz", func(ctx context.Context) error {
 		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err
 	}); err != nil {
@@ -222,18 +222,19 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (_ *ControlPl
 			"--profiling=false",
 		}},
 	} {
-		proc, err := startProcess(c.name, filepath.Join(o.KubeBinDir, c.name), c.args, nil, logDir)
+		component, err := startComponent(c.name, c.name, filepath.Join(o.KubeBinDir, c.name), c.args, nil, logDir)
 		if err != nil {
 			return nil, err
 		}
-		cp.processes = append(cp.processes, proc)
+		cp.components = append(cp.components, component)
 	}
 	return cp, nil
 }
 
 // exited reports the first component that is no longer running, if any.
 func (cp *ControlPlane) exited() *process {
-	for _, p := range cp.processes {
+	for _, c := range cp.components {
+		p := c.current()
 		select {
 		case <-p.exited:
 			return p
@@ -245,8 +246,8 @@ func (cp *ControlPlane) exited() *process {
 
 // Stop stops the components, the API server last, then etcd.
 func (cp *ControlPlane) Stop() {
-	for i := len(cp.processes) - 1; i >= 0; i-- {
-		cp.processes[i].stop(10 * time.Second)
+	for i := len(cp.components) - 1; i >= 0; i-- {
+		cp.components[i].stop(10 * time.Second)
 	}
 	if cp.etcd != nil {
 		cp.etcd.stop()

@@ -77,6 +77,9 @@ func startEtcdOnce(dir string) (*etcd, error) {
 	return &etcd{server: server, clientURL: clientURL.String()}, nil
 }
 
+// failed delivers why etcd stopped serving while it ran.
+func (e *etcd) failed() <-chan error { return e.server.Err() }
+
 // stop shuts etcd down and waits for it.
 func (e *etcd) stop() {
 	e.server.Close()

@@ -86,7 +86,7 @@ func (s *Stack) runHooksOnHost(ctx context.Context, o Options, client kubernetes
 	if err != nil {
 		return err
 	}
-	if s.hooks, err = startProcess("sparkhooks", o.Sparkhooks, args, env, s.LogDir); err != nil {
+	if s.hooks, err = startComponent("sparkhooks", "sparkhooks serve", o.Sparkhooks, args, env, s.LogDir); err != nil {
 		return err
 	}
 	if probe := c.ReadinessProbe; probe != nil && probe.HTTPGet != nil {
@@ -95,7 +95,7 @@ func (s *Stack) runHooksOnHost(ctx context.Context, o Options, client kubernetes
 			return fmt.Errorf("the readiness probe: %w", err)
 		}
 		url := "http://" + net.JoinHostPort(s.NodeIP.String(), strconv.Itoa(int(hostPorts[port]))) + probe.HTTPGet.Path
-		if err := s.hooks.waitFor(ctx, "the hook server's readiness", func(ctx context.Context) error { return httpOK(ctx, url) }); err != nil {
+		if err := s.hooks.current().waitFor(ctx, "the hook server's readiness", func(ctx context.Context) error { return httpOK(ctx, url) }); err != nil {
 			return err
 		}
 	}

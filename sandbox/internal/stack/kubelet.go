@@ -77,7 +77,7 @@ func (s *Stack) startProcessKubelet(ctx context.Context, o Options) error {
 	s.Kubelet = kubelet
 	s.running.Go(func() {
 		if err := kubelet.Run(ctx); err != nil {
-			o.Logf("kubelet: %v", err)
+			s.fail(fmt.Errorf("the kubelet stopped: %w", err))
 		}
 	})
 	return nil
@@ -100,7 +100,7 @@ func (s *Stack) startSimulatedKubelet(ctx context.Context, o Options) error {
 	}
 	s.running.Go(func() {
 		if err := kubelet.Run(ctx); err != nil {
-			o.Logf("simulated kubelet: %v", err)
+			s.fail(fmt.Errorf("the simulated kubelet stopped: %w", err))
 		}
 	})
 	return nil

@@ -11,6 +11,10 @@
 // security contexts and Services are what a cluster would run. On the simulated node the hook
 // server runs as a host process behind the chart's Service (hosthooks.go), and the stand-in runs
 // the CompositeControllers.
+//
+// The stack keeps what it starts running (supervise.go): a control-plane process or the host
+// hook server that exits is restarted, and one that keeps exiting ends the cluster (Failed); the
+// kubelet restarts the charts' Pods. Options.Report hears of every restart.
 package stack
 
 import (
@@ -100,6 +104,10 @@ type Options struct {
 	RealNode string
 	// Logf receives the stack's background errors.
 	Logf func(format string, args ...any)
+	// Report receives, one line each, what the user of the cluster should see as it happens: a
+	// component (a control-plane process, the hook server's host process) that exited and is
+	// restarted, a container of the charts' Pods that the kubelet restarted or backs off from.
+	Report func(line string)
 }
 
 // SimulatedNode configures the simulated node (sandbox/internal/simkubelet). No kubelet runs
@@ -141,9 +149,12 @@ type Stack struct {
 	LogDir string
 
 	control *ControlPlane
-	hooks   *process
-	helm    helmRunner
-	chart   string
+	hooks   *component
+	// failed delivers the first reason the cluster cannot go on (Failed).
+	failed   chan error
+	failOnce sync.Once
+	helm     helmRunner
+	chart    string
 	// skipSchemaValidation: the release's values are ones the chart's schema refuses.
 	skipSchemaValidation bool
 	// jobNamespacesMu serialises the release's upgrades.
@@ -158,13 +169,16 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	if o.Report == nil {
+		o.Report = func(string) {}
+	}
 	if err := o.check(); err != nil {
 		return nil, err
 	}
 	begin := time.Now()
 	phase := func(what string) { o.Logf("stack: %s after %s", what, time.Since(begin).Round(10*time.Millisecond)) }
 	runCtx, cancel := context.WithCancel(context.Background())
-	s := &Stack{cancel: cancel, LogDir: filepath.Join(o.Dir, "logs"), Controllers: map[string]*localcluster.ContractController{}}
+	s := &Stack{cancel: cancel, LogDir: filepath.Join(o.Dir, "logs"), Controllers: map[string]*localcluster.ContractController{}, failed: make(chan error, 1)}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -238,7 +252,12 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	phase("the controllers run")
-	go s.watchControlPlane(runCtx, o.Logf)
+	s.supervise(runCtx, defaultRestarts(), o.Report)
+	if o.Simulated == nil {
+		if err := s.reportPodRestarts(runCtx, client, o.Report); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -547,22 +566,36 @@ func (s *Stack) waitForControllers(ctx context.Context, client kubernetes.Interf
 	})
 }
 
-// watchControlPlane reports a component (or the hook server's host process) that exits while
-// the cluster runs.
-func (s *Stack) watchControlPlane(ctx context.Context, logf func(string, ...any)) {
-	processes := slices.Clone(s.control.processes)
+// supervise keeps the control plane's processes and the hook server's host process running
+// (supervise.go) and watches etcd, which runs in this process: it cannot be restarted apart from
+// it, so its failure is the cluster's.
+func (s *Stack) supervise(ctx context.Context, policy restartPolicy, report func(string)) {
+	components := slices.Clone(s.control.components)
 	if s.hooks != nil {
-		processes = append(processes, s.hooks)
+		components = append(components, s.hooks)
 	}
-	for _, p := range processes {
-		go func() {
-			select {
-			case <-ctx.Done():
-			case <-p.exited:
-				logf("%v", p.failure())
+	for _, c := range components {
+		s.running.Go(func() {
+			if err := c.supervise(ctx, policy, report); err != nil {
+				s.fail(err)
 			}
-		}()
+		})
 	}
+	s.running.Go(func() {
+		select {
+		case <-ctx.Done():
+		case err := <-s.control.etcd.failed():
+			s.fail(fmt.Errorf("etcd stopped: %w", err))
+		}
+	})
+}
+
+// Failed delivers why the cluster cannot go on, once: a component that kept exiting, etcd or the
+// kubelet stopping. Nothing restarts then; the caller stops the stack.
+func (s *Stack) Failed() <-chan error { return s.failed }
+
+func (s *Stack) fail(err error) {
+	s.failOnce.Do(func() { s.failed <- err })
 }
 
 // Stop stops the node (its pods first), the controllers, the hook server's host process, the
