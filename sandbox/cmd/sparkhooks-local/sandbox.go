@@ -19,8 +19,8 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/sparkimages"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/reaper"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/sparkimages"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
