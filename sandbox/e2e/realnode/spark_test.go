@@ -5,6 +5,7 @@ package realnode
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -209,4 +210,17 @@ func TestExecutorOOMKilled(t *testing.T) {
 		}
 	}
 	t.Logf("%s was OOMKilled: %s", killed, message)
+	// What `kubectl get events` and `kubectl describe` show of it: a Warning from sparkhooks.
+	waitUntil(t, 30*time.Second, "the SparkExecutorFailed Event", func() error {
+		events, err := shared.client.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "regarding.name=spark-pi"})
+		if err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.ReportingController == "sparkhooks" && e.Reason == "SparkExecutorFailed" && e.Type == "Warning" && strings.Contains(e.Note, "OOMKilled") {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d Events, none a Warning SparkExecutorFailed naming OOMKilled", len(events.Items))
+	})
 }
