@@ -103,12 +103,21 @@ spec:
     coreRequest: 200m
     memory: 1g
 `, image401, jar401))
+		// While it waits, the status says why, with the scheduler's words.
+		n.kubectlWait(t, "sparkapplication/too-big", `jsonpath={.status.conditions[?(@.type=="DriverStarted")].reason}=Unschedulable`, time.Minute)
 		n.kubectlWait(t, "sparkapplication/too-big", "condition=Failed", 2*time.Minute)
-		n.requireEvents(t, "too-big", []wantEvent{
+		// SparkDriverNotStarting comes between the two when a sync sees the unscheduled Pod before
+		// the timeout; in one CI run under the race detector it did not come (not reproduced
+		// since), so it is not required here: the failure's Warning carries the same cause.
+		seen := n.requireEvents(t, "too-big", []wantEvent{
 			{corev1.EventTypeNormal, "SparkApplicationSubmitted", ""},
-			{corev1.EventTypeWarning, "SparkDriverNotStarting", "Insufficient cpu"},
 			{corev1.EventTypeWarning, "SparkApplicationFailed", "DriverStartTimedOut"},
 		})
+		for _, e := range seen {
+			if e.Reason == "SparkApplicationFailed" && !strings.Contains(e.Note, "Insufficient cpu") {
+				t.Errorf("the failure's Warning does not give the scheduler's reason: %s", e.Note)
+			}
+		}
 	})
 }
 
@@ -128,8 +137,8 @@ func (n *namespace) kubectlWait(t *testing.T, obj, waitFor string, timeout time.
 }
 
 // requireEvents waits until the Events sparkhooks recorded about the application include want, in
-// that order, each once.
-func (n *namespace) requireEvents(t *testing.T, app string, want []wantEvent) {
+// that order, each once, and returns them all.
+func (n *namespace) requireEvents(t *testing.T, app string, want []wantEvent) []eventsv1.Event {
 	t.Helper()
 	var seen []eventsv1.Event
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -149,6 +158,7 @@ func (n *namespace) requireEvents(t *testing.T, app string, want []wantEvent) {
 		t.Fatalf("Events of %s: %s; recorded by sparkhooks:%s", app, eventsMatch(seen, want), b.String())
 	}
 	t.Logf("Events of %s:%s", app, b.String())
+	return seen
 }
 
 // eventsMatch says what of want is missing from seen, in order; "" when nothing is. An Event
