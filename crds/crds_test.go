@@ -636,7 +636,7 @@ func fullSparkApplication() *v1beta2.SparkApplication {
 			Deps: v1beta2.Dependencies{
 				Jars: []string{"local:///opt/a.jar"}, Files: []string{"s3a://b/f"}, PyFiles: []string{"s3a://b/p.zip"},
 				Packages: []string{"org.apache.hadoop:hadoop-aws:3.3.4"}, ExcludePackages: []string{"com.amazonaws:aws-java-sdk-bundle"},
-				Repositories: []string{"https://artifacts.example.com/maven2"}, Archives: []string{"s3a://b/env.tar.gz#env"},
+				Repositories: []string{"https://artifacts.example.com/repository"}, Archives: []string{"s3a://b/env.tar.gz#env"},
 			},
 			RestartPolicy: v1beta2.RestartPolicy{
 				Type: v1beta2.RestartPolicyOnFailure, OnSubmissionFailureRetries: ptr.To[int32](2), OnFailureRetries: ptr.To[int32](3),

@@ -34,7 +34,7 @@ spec:
   sparkVersion: 4.0.1
   image: apache/spark:4.0.1
   sparkConf:
-    spark.jars: https://artifacts.example.com/maven2/org/apache/spark/spark-connect_2.13/4.0.1/spark-connect_2.13-4.0.1.jar
+    spark.jars: https://artifacts.example.com/repository/org/apache/spark/spark-connect_2.13/4.0.1/spark-connect_2.13-4.0.1.jar
     spark.connect.grpc.binding.address: 0.0.0.0
   server:
     cores: 1
