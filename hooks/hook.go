@@ -28,7 +28,8 @@ type Outcome struct {
 type SyncFunc func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, Outcome, error)
 
 // EventsFunc tells the Events of a sync that has been answered, from the request's parent and
-// the answer: the transition between the status observed and the status answered.
+// the answer's status (its children are not passed): the transition between the status observed
+// and the status answered.
 type EventsFunc func(parent json.RawMessage, answered *metacontroller.SyncResponse) (event.Story, error)
 
 // EventRecorder takes the Events of answered syncs. Record runs on the answer's goroutine after
@@ -144,8 +145,10 @@ func newSyncHandler(name string, decide SyncFunc, tell EventsFunc, events EventR
 		rec.record(outcome)
 		rec.ok(w, r, start, body)
 		if tell != nil {
-			parent := req.Parent
-			events.Record(name, func() (event.Story, error) { return tell(parent, resp) })
+			// Only the status tells the story: the queued job keeps neither the request's
+			// children nor the answer's, which can be megabytes a sync.
+			parent, answered := req.Parent, &metacontroller.SyncResponse{Status: resp.Status}
+			events.Record(name, func() (event.Story, error) { return tell(parent, answered) })
 		}
 	}
 }
