@@ -6,9 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/poll"
 )
 
 // daemon is one of the node's programs (containerd, the kubelet, kube-proxy), run in the node's
@@ -73,37 +74,15 @@ func (d *daemon) stop(grace time.Duration) {
 
 // failure says that the daemon exited, with the end of its log.
 func (d *daemon) failure() error {
-	return fmt.Errorf("%s exited (%v); the end of %s:\n%s", d.name, d.err, d.logPath, tail(d.logPath, 20))
+	return fmt.Errorf("%s exited (%v); the end of %s:\n%s", d.name, d.err, d.logPath, poll.Tail(d.logPath, 20))
 }
 
 // waitFor polls check every 200 ms until it succeeds, the daemon exits or ctx ends.
 func (d *daemon) waitFor(ctx context.Context, what string, check func(context.Context) error) error {
-	ticker := time.NewTicker(200 * time.Millisecond)
-	defer ticker.Stop()
-	var last error
-	for {
-		if last = check(ctx); last == nil {
-			return nil
-		}
+	return poll.Until(ctx, 200*time.Millisecond, what, check, func() error {
 		if !d.running() {
 			return d.failure()
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), last)
-		case <-ticker.C:
-		}
-	}
-}
-
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+		return nil
+	})
 }

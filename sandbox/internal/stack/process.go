@@ -6,9 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/poll"
 )
 
 // process is a component the stack runs as a program of its own, logging to a file.
@@ -65,7 +66,7 @@ func (p *process) stop(grace time.Duration) {
 
 // failure describes an exit during start-up with the end of the component's log.
 func (p *process) failure() error {
-	return fmt.Errorf("%s exited (%v); the end of %s:\n%s", p.name, p.err, p.logPath, tail(p.logPath, 15))
+	return fmt.Errorf("%s exited (%v); the end of %s:\n%s", p.name, p.err, p.logPath, poll.Tail(p.logPath, 15))
 }
 
 // waitFor polls check until it succeeds, the process exits or ctx ends.
@@ -83,33 +84,10 @@ func (p *process) waitFor(ctx context.Context, what string, check func(context.C
 // pollUntil runs check every 100 ms until it succeeds, ctx ends, or exited reports a component
 // that is no longer running (its log's end is the better error then).
 func pollUntil(ctx context.Context, what string, check func(context.Context) error, exited func() *process) error {
-	ticker := time.NewTicker(100 * time.Millisecond)
-	defer ticker.Stop()
-	var last error
-	for {
-		if last = check(ctx); last == nil {
-			return nil
-		}
+	return poll.Until(ctx, 100*time.Millisecond, what, check, func() error {
 		if p := exited(); p != nil {
 			return p.failure()
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), last)
-		case <-ticker.C:
-		}
-	}
-}
-
-// tail returns the last n lines of the file at path.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+		return nil
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/poll"
 )
 
 // component is a program the stack keeps running, as a node's kubelet keeps its static Pods
@@ -113,7 +115,7 @@ func (c *component) supervise(ctx context.Context, policy restartPolicy, report 
 		if giveUp {
 			line := fmt.Sprintf("%s exited (%s), %d times within %s: not restarted", c.title, exitReason(p.err), len(exits), policy.window)
 			c.logLine(policy.now(), line)
-			return fmt.Errorf("%s\nthe end of its log, %s:\n%s", line, p.logPath, tail(p.logPath, 15))
+			return fmt.Errorf("%s\nthe end of its log, %s:\n%s", line, p.logPath, poll.Tail(p.logPath, 15))
 		}
 		line := fmt.Sprintf("%s exited (%s); restarted in %s", c.title, exitReason(p.err), delay)
 		report(line)
