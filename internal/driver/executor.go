@@ -49,7 +49,12 @@ func (b *builder) executorTemplate() error {
 	// The label only steers the merge to the Spark container; Spark sets the real one.
 	labels := pod.Labels
 	pod.Labels = map[string]string{LabelSparkRole: RoleExecutor}
-	ensureSparkContainer(pod, ExecutorContainerName)
+	spark := &pod.Spec.Containers[ensureSparkContainer(pod, ExecutorContainerName)]
+	// As for the driver: an executor's exception is at the end of its log, which Spark deletes
+	// with the executor Pod; the kubelet's fallback keeps it in the status the hook reads.
+	if spark.TerminationMessagePolicy == "" {
+		spark.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	}
 	mutate.ApplyCustomization(pod, c)
 	pod.Labels = labels
 	b.executorPrivilegeEscalation()

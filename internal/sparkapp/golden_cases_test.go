@@ -158,6 +158,24 @@ func goldenCases() []goldenCase {
 				"\tat org.apache.spark.examples.SparkPi$.main(SparkPi.scala:31)\n" +
 				"26/11/24 13:30:02 INFO ShutdownHookManager: Shutdown hook called\n"
 		})},
+		// An executor's container falls back to its log too (the executor pod template's
+		// FallbackToLogsOnError): the condition and the Warning say why it failed.
+		{name: "running-executor-failed-exception-in-log", setup: then(running(sparkPi, 2), func(w *world) {
+			w.execs["spark-pi-exec-1"]["status"] = map[string]any{
+				"phase": "Failed",
+				"containerStatuses": []any{map[string]any{
+					"name": executorContainer,
+					"state": map[string]any{"terminated": map[string]any{
+						"exitCode": 1, "reason": "Error",
+						"message": "26/11/27 10:20:05 INFO CoarseGrainedExecutorBackend: Connecting to driver: spark://CoarseGrainedScheduler@spark-pi-driver-svc.spark-jobs.svc:7078\n" +
+							"Exception in thread \"main\" java.lang.reflect.UndeclaredThrowableException\n" +
+							"\tat org.apache.spark.deploy.SparkHadoopUtil.runAsSparkUser(SparkHadoopUtil.scala:66)\n" +
+							"Caused by: java.io.IOException: Failed to connect to spark-pi-driver-svc.spark-jobs.svc/10.0.0.12:7078\n" +
+							"\tat org.apache.spark.network.client.TransportClientFactory.createClient(TransportClientFactory.java:294)\n",
+					}},
+				}},
+			}
+		})},
 		{name: "new-spark-4.3", setup: then(fresh(spark43), networkPolicies)},
 		// The registration does not declare NetworkPolicies: Spark 4.3 without its policy.
 		{name: "new-spark-4.3-no-networkpolicy-child", setup: fresh(spark43)},

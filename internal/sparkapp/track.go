@@ -348,8 +348,11 @@ func (d *decider) executorFailed(pod *podView) {
 		}
 	}
 	reason, cause := d.executorFailure(pod)
-	d.setCondition(condExecutorFailed, metav1.ConditionTrue, reason,
-		fmt.Sprintf("%d executors of this attempt failed; the last: %s", failed, cause), d.now)
+	counted := "1 executor of this attempt failed"
+	if failed != 1 {
+		counted = fmt.Sprintf("%d executors of this attempt failed", failed)
+	}
+	d.setCondition(condExecutorFailed, metav1.ConditionTrue, reason, counted+"; the last: "+cause, d.now)
 }
 
 // executorContainer is the name Spark gives the executor's main container.
