@@ -2,10 +2,10 @@
 # Builds the Kubernetes the sandbox and the end-to-end suites run: the control plane
 # (kube-apiserver, kube-controller-manager, kube-scheduler) and the real node's kubelet and
 # kube-proxy (hack/node, docs/real-node.md) from k8s.io/kubernetes at the version this module pins
-# (go.mod, checksummed by go.sum and the Go checksum database). The binaries depend on nothing in
-# the checkout but this module, so they are kept per user, not per clone:
-# ${SPARKHOOKS_CACHE:-$XDG_CACHE_HOME/sparkhooks}/kube/<version>/, built again only when missing.
-# Prints the directory.
+# (go.mod, checksummed by go.sum and the Go checksum database), as one executable (cmd/kube) with a
+# link of each name to it. It depends on nothing in the checkout but this module, so it is kept per
+# user, not per clone: ${SPARKHOOKS_CACHE:-$XDG_CACHE_HOME/sparkhooks}/kube/<version>/, built again
+# only when missing. Prints the directory.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -15,7 +15,7 @@ out="$cache/kube/$version"
 commands=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
 
 missing=0
-for c in "${commands[@]}"; do
+for c in kube "${commands[@]}"; do
 	[ -x "$out/$c" ] || missing=1
 done
 if [ "$missing" = 0 ]; then
@@ -30,9 +30,10 @@ ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$
 echo "building ${commands[*]} $version (first time only; several minutes on two cores)" >&2
 rm -rf "$out.tmp"
 mkdir -p "$out.tmp"
-# One go build for all of them: they share most packages, and one build schedules them all on
-# every core at once.
-CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out.tmp/" "${commands[@]/#/k8s.io/kubernetes/cmd/}"
+CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out.tmp/kube" ./cmd/kube
+for c in "${commands[@]}"; do
+	ln -s kube "$out.tmp/$c"
+done
 rm -rf "$out"
 mv "$out.tmp" "$out"
 echo "$out"

@@ -7,6 +7,12 @@ module github.com/sparkhooks/sparkhooks/hack/kube
 go 1.26.8
 
 require (
+	github.com/spf13/cobra v1.10.2
+	k8s.io/component-base v0.36.3
+	k8s.io/kubernetes v1.36.3
+)
+
+require (
 	cel.dev/expr v0.25.1 // indirect
 	cyphar.com/go-pathrs v0.2.2 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20230124172434-306776ec8161 // indirect
@@ -85,7 +91,6 @@ require (
 	github.com/prometheus/procfs v0.19.2 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/stoewer/go-strcase v1.3.0 // indirect
 	github.com/vishvananda/netlink v1.3.1 // indirect
@@ -135,7 +140,6 @@ require (
 	k8s.io/client-go v0.36.3 // indirect
 	k8s.io/cloud-provider v0.36.3 // indirect
 	k8s.io/cluster-bootstrap v0.0.0 // indirect
-	k8s.io/component-base v0.36.3 // indirect
 	k8s.io/component-helpers v0.36.3 // indirect
 	k8s.io/controller-manager v0.36.3 // indirect
 	k8s.io/cri-api v0.36.3 // indirect
@@ -154,7 +158,6 @@ require (
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/kubectl v0.0.0 // indirect
 	k8s.io/kubelet v0.36.3 // indirect
-	k8s.io/kubernetes v1.36.3 // indirect
 	k8s.io/metrics v0.36.3 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/pod-security-admission v0.0.0 // indirect

@@ -60,6 +60,8 @@ type Options struct {
 	APIAddress string
 	// KubeBinDir holds kube-apiserver, kube-controller-manager and kube-scheduler (hack/kube/build.sh).
 	KubeBinDir string
+	// APIServerMemoryLimit is ControlPlaneOptions.APIServerMemoryLimit.
+	APIServerMemoryLimit string
 	// Helm is the helm binary (hack/helm/build.sh).
 	Helm string
 	// Chart is sparkhooks' chart directory; ChartSet are --set arguments for its install.
@@ -189,6 +191,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 	s.control, err = StartControlPlane(ctx, ControlPlaneOptions{
 		Dir: o.Dir, KubeBinDir: o.KubeBinDir, Address: o.APIAddress, NodeIP: s.NodeIP, Now: time.Now(),
+		APIServerMemoryLimit: o.APIServerMemoryLimit,
 	})
 	if err != nil {
 		return nil, err
