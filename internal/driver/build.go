@@ -29,6 +29,9 @@ type Options struct {
 	// annotation the user cannot remove.
 	IngressAnnotations map[string]string
 	IngressTLS         []networkingv1.IngressTLS
+	// Routes are the Gateway API settings: whether the registration declares HTTPRoutes and
+	// GRPCRoutes, and the defaults of the routes built.
+	Routes RouteSettings
 	// VolcanoPodGroups says that Volcano PodGroups may be built: the controller registration
 	// declares them as a child type (Metacontroller rejects a child of an undeclared type).
 	VolcanoPodGroups bool
@@ -76,6 +79,7 @@ type Objects struct {
 	DriverService *corev1.Service
 	UIService     *corev1.Service
 	UIIngress     *networkingv1.Ingress
+	UIHTTPRoute   *HTTPRoute // the Gateway API route to the UI Service
 	// PortServices and PortIngresses expose spec.driverIngressOptions, in spec order.
 	PortServices  []*corev1.Service
 	PortIngresses []*networkingv1.Ingress
@@ -86,7 +90,7 @@ type Objects struct {
 
 // List returns the objects in a fixed order, as Metacontroller children.
 func (o *Objects) List() []any {
-	out := make([]any, 0, 9+len(o.PortServices)+len(o.PortIngresses))
+	out := make([]any, 0, 10+len(o.PortServices)+len(o.PortIngresses))
 	if o.PodGroup != nil {
 		out = append(out, o.PodGroup)
 	}
@@ -115,6 +119,9 @@ func (o *Objects) List() []any {
 	}
 	for _, ing := range o.PortIngresses {
 		out = append(out, ing)
+	}
+	if o.UIHTTPRoute != nil {
+		out = append(out, o.UIHTTPRoute)
 	}
 	return out
 }

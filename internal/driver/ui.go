@@ -52,6 +52,9 @@ func (b *builder) uiObjects() error {
 				b.conf.setIfAbsent("spark.ui.proxyRedirectUri", "/")
 			}
 		}
+		if err := b.uiHTTPRoute(ui); err != nil {
+			return err
+		}
 	}
 	for i, opt := range b.spec.DriverIngressOptions {
 		if opt.ServicePort == nil || opt.ServicePortName == nil {
@@ -67,6 +70,42 @@ func (b *builder) uiObjects() error {
 		}
 		b.objs.PortServices = append(b.objs.PortServices, svc)
 		b.objs.PortIngresses = append(b.objs.PortIngresses, ing)
+	}
+	return nil
+}
+
+// uiHTTPRoute builds the Gateway API route to the UI Service when the registration declares
+// HTTPRoutes and the application (spec.sparkUIOptions.httpRoute) or the operator
+// (--ui-http-route) asks for one.
+func (b *builder) uiHTTPRoute(ui *v1beta2.SparkUIConfiguration) error {
+	routes := b.opts.Routes
+	if !routes.HTTPRoutes {
+		return nil
+	}
+	cfg := ui.HTTPRoute
+	if cfg == nil {
+		if !routes.UIHTTPRoute {
+			return nil
+		}
+		cfg = &v1beta2.HTTPRouteConfiguration{}
+	}
+	svc := b.objs.UIService
+	route, path, err := routes.BuildHTTPRoute(RouteTarget{
+		Name:      boundedName(b.app.Name, "-ui-route", maxSubdomainName),
+		Namespace: b.namespace(),
+		AppName:   b.app.Name,
+		AppID:     b.sub.AppID,
+		Labels:    map[string]string{LabelAppName: b.app.Name, LabelCreatedBy: "true"},
+	}, cfg, svc, svc.Spec.Ports[0].Port)
+	if err != nil {
+		return buildErrorf("spec.sparkUIOptions.httpRoute: %v", err)
+	}
+	b.objs.UIHTTPRoute = route
+	if path != "/" {
+		// As for the Ingress: Spark writes its links under the prefix the route strips. An
+		// Ingress served under another path has set these first, and keeps them.
+		b.conf.setIfAbsent("spark.ui.proxyBase", path)
+		b.conf.setIfAbsent("spark.ui.proxyRedirectUri", "/")
 	}
 	return nil
 }

@@ -286,6 +286,10 @@ type SparkUIConfiguration struct {
 	// IngressTLS is the TLS configuration of the UI Ingress.
 	// +optional
 	IngressTLS []networkingv1.IngressTLS `json:"ingressTLS,omitempty"`
+	// HTTPRoute asks for a Gateway API HTTPRoute to the UI Service, where the operator's
+	// registration declares HTTPRoutes (chart value gatewayAPI.enabled). A sparkhooks extension.
+	// +optional
+	HTTPRoute *HTTPRouteConfiguration `json:"httpRoute,omitempty"`
 }
 
 // DriverIngressConfiguration exposes one more driver port through a Service and an Ingress.
@@ -713,6 +717,15 @@ type DriverInfo struct {
 	// WebUIIngressAddress is the URL of the Spark UI Ingress.
 	// +optional
 	WebUIIngressAddress string `json:"webUIIngressAddress,omitempty"`
+	// WebUIHTTPRouteName is the name of the Spark UI HTTPRoute (Gateway API). A sparkhooks
+	// extension.
+	// +optional
+	WebUIHTTPRouteName string `json:"webUIHTTPRouteName,omitempty"`
+	// WebUIHTTPRouteAddress is the URL of the Spark UI through its HTTPRoute: the first
+	// hostname and the path prefix, or the path alone when the route names no hostname (then
+	// the UI is at that path on the Gateway's address). A sparkhooks extension.
+	// +optional
+	WebUIHTTPRouteAddress string `json:"webUIHTTPRouteAddress,omitempty"`
 	// PodName is the name of the driver Pod.
 	// +optional
 	PodName string `json:"podName,omitempty"`

@@ -649,6 +649,7 @@ func (v *specValidator) ui() {
 		v.add(validLabels(ui.ServiceLabels, p, "serviceLabels")...)
 		v.add(validAnnotations(ui.ServiceAnnotations, p, "serviceAnnotations")...)
 		v.add(validAnnotations(ui.IngressAnnotations, p, "ingressAnnotations")...)
+		v.add(ValidateHTTPRouteConfiguration(ui.HTTPRoute, p.Child("httpRoute"))...)
 	}
 
 	ports := map[int32]bool{}
