@@ -61,6 +61,16 @@ func IsHTTPRoutePath(p string) []string {
 	return msgs
 }
 
+// checkExpanded checks a value with its placeholders standing in for names; an unknown
+// placeholder is named as such rather than reported as a bad character.
+func checkExpanded(v string, check func(string) []string) []string {
+	expanded := placeholders.Replace(v)
+	if strings.Contains(expanded, "{{") {
+		return []string{"has a placeholder other than {{$appName}}, {{$appNamespace}} and {{$appId}}"}
+	}
+	return check(expanded)
+}
+
 // ValidateHTTPRouteConfiguration checks a UI HTTPRoute request with its placeholders standing
 // in for the names; the builder checks the expanded values again.
 func ValidateHTTPRouteConfiguration(r *HTTPRouteConfiguration, p *field.Path) field.ErrorList {
@@ -70,7 +80,7 @@ func ValidateHTTPRouteConfiguration(r *HTTPRouteConfiguration, p *field.Path) fi
 	errs := ValidateGatewayParentRefs(r.ParentRefs, p.Child("parentRefs"))
 	errs = append(errs, validateHostnames(r.Hostnames, p.Child("hostnames"))...)
 	if r.PathPrefix != "" {
-		if msgs := IsHTTPRoutePath(placeholders.Replace(r.PathPrefix)); len(msgs) > 0 {
+		if msgs := checkExpanded(r.PathPrefix, IsHTTPRoutePath); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(p.Child("pathPrefix"), r.PathPrefix,
 				strings.Join(msgs, "; ")+", for example /{{$appNamespace}}/{{$appName}}"))
 		}
@@ -129,7 +139,7 @@ func validateHostnames(hosts []string, p *field.Path) field.ErrorList {
 	}
 	seen := map[string]bool{}
 	for i, h := range hosts {
-		if msgs := IsRouteHostname(placeholders.Replace(h)); len(msgs) > 0 {
+		if msgs := checkExpanded(h, IsRouteHostname); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(p.Index(i), h, strings.Join(msgs, "; ")))
 		}
 		if seen[h] {

@@ -474,7 +474,7 @@ func TestValidateSparkApplication(t *testing.T) {
 			{field.ErrorTypeDuplicate, "spec.sparkUIOptions.httpRoute.parentRefs[2]", ""},
 			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.hostnames[0]", "not an IP address"},
 			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.hostnames[1]", "lower-case DNS name"},
-			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.hostnames[2]", "lower-case DNS name"},
+			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.hostnames[2]", "a placeholder other than {{$appName}}"},
 			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.pathPrefix", "must start with /; must be URL path characters only"},
 			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.annotations", ""},
 		}},
