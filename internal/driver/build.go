@@ -80,9 +80,11 @@ type Objects struct {
 	UIService     *corev1.Service
 	UIIngress     *networkingv1.Ingress
 	UIHTTPRoute   *HTTPRoute // the Gateway API route to the UI Service
-	// PortServices and PortIngresses expose spec.driverIngressOptions, in spec order.
-	PortServices  []*corev1.Service
-	PortIngresses []*networkingv1.Ingress
+	// PortServices, PortIngresses and the routes expose spec.driverIngressOptions, in spec order.
+	PortServices   []*corev1.Service
+	PortIngresses  []*networkingv1.Ingress
+	PortHTTPRoutes []*HTTPRoute
+	PortGRPCRoutes []*GRPCRoute
 	// PodSets are the driver and executor pod sets, with the resources and scheduling fields of
 	// the pods Spark will create, when Options.PodSets asks for them. They are not children.
 	PodSets []kueue.PodSet
@@ -90,7 +92,7 @@ type Objects struct {
 
 // List returns the objects in a fixed order, as Metacontroller children.
 func (o *Objects) List() []any {
-	out := make([]any, 0, 10+len(o.PortServices)+len(o.PortIngresses))
+	out := make([]any, 0, 10+len(o.PortServices)+len(o.PortIngresses)+len(o.PortHTTPRoutes)+len(o.PortGRPCRoutes))
 	if o.PodGroup != nil {
 		out = append(out, o.PodGroup)
 	}
@@ -122,6 +124,12 @@ func (o *Objects) List() []any {
 	}
 	if o.UIHTTPRoute != nil {
 		out = append(out, o.UIHTTPRoute)
+	}
+	for _, r := range o.PortHTTPRoutes {
+		out = append(out, r)
+	}
+	for _, r := range o.PortGRPCRoutes {
+		out = append(out, r)
 	}
 	return out
 }

@@ -63,13 +63,49 @@ func (b *builder) uiObjects() error {
 		port := *opt.ServicePort
 		svc := b.exposingService(boundedName(b.app.Name, fmt.Sprintf("-driver-%d", port), maxLabelName),
 			*opt.ServicePortName, port, port, opt.ServiceType, opt.ServiceLabels, opt.ServiceAnnotations)
-		ing, _, err := b.ingress(boundedName(b.app.Name, fmt.Sprintf("-ing-%d", port), maxSubdomainName),
-			opt.IngressURLFormat, svc, opt.IngressAnnotations, opt.IngressTLS)
-		if err != nil {
-			return buildErrorf("spec.driverIngressOptions[%d].ingressURLFormat: %v", i, err)
-		}
 		b.objs.PortServices = append(b.objs.PortServices, svc)
-		b.objs.PortIngresses = append(b.objs.PortIngresses, ing)
+		if opt.IngressURLFormat != "" {
+			ing, _, err := b.ingress(boundedName(b.app.Name, fmt.Sprintf("-ing-%d", port), maxSubdomainName),
+				opt.IngressURLFormat, svc, opt.IngressAnnotations, opt.IngressTLS)
+			if err != nil {
+				return buildErrorf("spec.driverIngressOptions[%d].ingressURLFormat: %v", i, err)
+			}
+			b.objs.PortIngresses = append(b.objs.PortIngresses, ing)
+		}
+		if err := b.portRoutes(i, opt, svc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// portRoutes builds the Gateway API routes of one spec.driverIngressOptions entry, those the
+// registration declares.
+func (b *builder) portRoutes(i int, opt v1beta2.DriverIngressConfiguration, svc *corev1.Service) error {
+	routes := b.opts.Routes
+	port := *opt.ServicePort
+	target := func(suffix string) RouteTarget {
+		return RouteTarget{
+			Name:      boundedName(b.app.Name, fmt.Sprintf("-%s-%d", suffix, port), maxSubdomainName),
+			Namespace: b.namespace(),
+			AppName:   b.app.Name,
+			AppID:     b.sub.AppID,
+			Labels:    map[string]string{LabelAppName: b.app.Name, LabelCreatedBy: "true"},
+		}
+	}
+	if opt.HTTPRoute != nil && routes.HTTPRoutes {
+		route, _, err := routes.BuildHTTPRoute(target("http"), opt.HTTPRoute, svc, port)
+		if err != nil {
+			return buildErrorf("spec.driverIngressOptions[%d].httpRoute: %v", i, err)
+		}
+		b.objs.PortHTTPRoutes = append(b.objs.PortHTTPRoutes, route)
+	}
+	if opt.GRPCRoute != nil && routes.GRPCRoutes {
+		route, err := routes.BuildGRPCRoute(target("grpc"), opt.GRPCRoute, svc, port)
+		if err != nil {
+			return buildErrorf("spec.driverIngressOptions[%d].grpcRoute: %v", i, err)
+		}
+		b.objs.PortGRPCRoutes = append(b.objs.PortGRPCRoutes, route)
 	}
 	return nil
 }

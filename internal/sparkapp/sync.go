@@ -331,7 +331,7 @@ func (d *decider) failSpec(reason, msg string) {
 }
 
 // buildOptions are the operator's build settings for this request: PodGroups, driver
-// PodDisruptionBudgets, executor NetworkPolicies and HTTPRoutes only where the controller
+// PodDisruptionBudgets, executor NetworkPolicies and Gateway API routes only where the controller
 // registration declares them, which the request shows by carrying the child type.
 func (d *decider) buildOptions() driver.Options {
 	opts := d.cfg.Driver
@@ -340,6 +340,7 @@ func (d *decider) buildOptions() driver.Options {
 	_, opts.DriverPDBs = d.in.children[keyPDB]
 	_, opts.NetworkPolicies = d.in.children[keyNetworkPolicy]
 	_, opts.Routes.HTTPRoutes = d.in.children[keyHTTPRoute]
+	_, opts.Routes.GRPCRoutes = d.in.children[keyGRPCRoute]
 	return opts
 }
 

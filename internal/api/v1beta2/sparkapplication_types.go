@@ -292,8 +292,9 @@ type SparkUIConfiguration struct {
 	HTTPRoute *HTTPRouteConfiguration `json:"httpRoute,omitempty"`
 }
 
-// DriverIngressConfiguration exposes one more driver port through a Service and an Ingress.
-// +kubebuilder:validation:XValidation:rule="has(self.ingressURLFormat) && size(self.ingressURLFormat) > 0",message="the Ingress URL, for example {{$appName}}.spark.example.com",fieldPath=".ingressURLFormat"
+// DriverIngressConfiguration exposes one more driver port through a Service and an Ingress, or
+// (a sparkhooks extension) Gateway API routes instead of or beside the Ingress.
+// +kubebuilder:validation:XValidation:rule="(has(self.ingressURLFormat) && size(self.ingressURLFormat) > 0) || has(self.httpRoute) || has(self.grpcRoute)",message="the Ingress URL, for example {{$appName}}.spark.example.com, or an httpRoute or grpcRoute",fieldPath=".ingressURLFormat"
 type DriverIngressConfiguration struct {
 	// ServicePort is the driver port to expose; the Service uses it as port and target port.
 	ServicePort *int32 `json:"servicePort"`
@@ -309,7 +310,8 @@ type DriverIngressConfiguration struct {
 	// +optional
 	ServiceLabels map[string]string `json:"serviceLabels,omitempty"`
 	// IngressURLFormat is the URL of the Ingress. It may contain {{$appName}},
-	// {{$appNamespace}} and {{$appId}}; http:// is assumed when there is no scheme.
+	// {{$appNamespace}} and {{$appId}}; http:// is assumed when there is no scheme. Required
+	// unless the port has a route (httpRoute or grpcRoute); empty means no Ingress.
 	// +optional
 	IngressURLFormat string `json:"ingressURLFormat,omitempty"`
 	// IngressAnnotations are added to the Ingress.
@@ -318,6 +320,15 @@ type DriverIngressConfiguration struct {
 	// IngressTLS is the TLS configuration of the Ingress.
 	// +optional
 	IngressTLS []networkingv1.IngressTLS `json:"ingressTLS,omitempty"`
+	// HTTPRoute asks for a Gateway API HTTPRoute to the port, where the operator's registration
+	// declares HTTPRoutes. The route strips its path prefix. A sparkhooks extension.
+	// +optional
+	HTTPRoute *HTTPRouteConfiguration `json:"httpRoute,omitempty"`
+	// GRPCRoute asks for a Gateway API GRPCRoute to the port, for example Spark Connect's 15002
+	// on a driver that runs the Spark Connect server, where the operator's registration declares
+	// GRPCRoutes. A sparkhooks extension.
+	// +optional
+	GRPCRoute *GRPCRouteConfiguration `json:"grpcRoute,omitempty"`
 }
 
 // Dependencies are the files and packages Spark fetches for the application.
