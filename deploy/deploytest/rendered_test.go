@@ -396,7 +396,7 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 		optional = append(optional, kueueWorkloads)
 	}
 	if c.r.gatewayAPI {
-		optional = append(optional, httpRoutes)
+		optional = append(optional, httpRoutes, grpcRoutes)
 	}
 	checkSparkApplicationController(t, sparkApp, base, optional...)
 	scheduled := c.m.controllerFor("scheduledsparkapplications")
@@ -413,7 +413,7 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	// variant carries them.
 	gotSpec.ChildResources = slices.DeleteFunc(slices.Clone(gotSpec.ChildResources), func(r childResourceRule) bool {
 		return r.resourceRule == driverPDBs.resourceRule || r.resourceRule == schedulerPluginsPodGroups.resourceRule ||
-			r.resourceRule == kueueWorkloads.resourceRule || r.resourceRule == httpRoutes.resourceRule
+			r.resourceRule == kueueWorkloads.resourceRule || r.resourceRule == httpRoutes.resourceRule || r.resourceRule == grpcRoutes.resourceRule
 	})
 	assert.Equal(t, wantSparkApp.Spec, gotSpec)
 	wantScheduled := staticBase.controllerFor("scheduledsparkapplications")

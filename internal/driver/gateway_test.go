@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 )
@@ -186,4 +187,40 @@ func longLabel(n int) string {
 		}
 	}
 	return string(b)
+}
+
+func TestDriverPortRoutes(t *testing.T) {
+	withPort := func(opt v1beta2.DriverIngressConfiguration) *v1beta2.SparkApplication {
+		return newApp(func(a *v1beta2.SparkApplication) {
+			opt.ServicePort, opt.ServicePortName = ptr.To[int32](15002), ptr.To("spark-connect")
+			a.Spec.DriverIngressOptions = []v1beta2.DriverIngressConfiguration{opt}
+		})
+	}
+	both := RouteSettings{HTTPRoutes: true, GRPCRoutes: true, ParentRefs: testGateway}
+	for _, tc := range []struct {
+		name                  string
+		opt                   v1beta2.DriverIngressConfiguration
+		routes                RouteSettings
+		ingresses, http, grpc int
+	}{
+		{"GRPCRoute instead of an Ingress", v1beta2.DriverIngressConfiguration{GRPCRoute: &v1beta2.GRPCRouteConfiguration{}}, both, 0, 0, 1},
+		{"HTTPRoute beside an Ingress", v1beta2.DriverIngressConfiguration{IngressURLFormat: "{{$appName}}.example.com", HTTPRoute: &v1beta2.HTTPRouteConfiguration{}}, both, 1, 1, 0},
+		{"routes not declared", v1beta2.DriverIngressConfiguration{GRPCRoute: &v1beta2.GRPCRouteConfiguration{}, HTTPRoute: &v1beta2.HTTPRouteConfiguration{}}, RouteSettings{ParentRefs: testGateway}, 0, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := build(t, withPort(tc.opt), Options{Routes: tc.routes})
+			require.Len(t, objs.PortServices, 1, "the port's Service in every case")
+			assert.Len(t, objs.PortIngresses, tc.ingresses)
+			assert.Len(t, objs.PortHTTPRoutes, tc.http)
+			assert.Len(t, objs.PortGRPCRoutes, tc.grpc)
+			for _, r := range objs.PortGRPCRoutes {
+				assert.Equal(t, "pi-grpc-15002", r.Metadata.Name)
+				assert.Equal(t, []BackendRef{{Kind: "Service", Name: objs.PortServices[0].Name, Port: 15002}}, r.Spec.Rules[0].BackendRefs)
+			}
+			for _, r := range objs.PortHTTPRoutes {
+				assert.Equal(t, "pi-http-15002", r.Metadata.Name)
+			}
+			assert.NotContains(t, sparkProps(t, objs), "spark.ui.proxyBase", "a port that is not the UI's sets no proxy base")
+		})
+	}
 }

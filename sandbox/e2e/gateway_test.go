@@ -47,8 +47,8 @@ func routedRegistration(t *testing.T, file string, resources ...string) string {
 
 // A SparkApplication and a SparkConnect that ask for Gateway API routes get them from the
 // controller on the real API server, which validates them against the Gateway API's own CRDs
-// (schemas and CEL rules): the UI HTTPRoute with its path prefix and URLRewrite filter, the
-// GRPCRoute to the Spark Connect port. The status names them; the routes are written once (a
+// (schemas and CEL rules): the UI HTTPRoute with its path prefix and URLRewrite filter, a
+// GRPCRoute to a driver port, the GRPCRoute to a SparkConnect server's port. The status names them; the routes are written once (a
 // rewrite would show as a new generation) and go with their owner.
 func TestGatewayRoutes(t *testing.T) {
 	if !shared.gatewayAPI {
@@ -59,7 +59,7 @@ func TestGatewayRoutes(t *testing.T) {
 	if shared.metacontroller {
 		w = newWorld(t, hooksURL, appController, connectController) // the chart's, with gatewayAPI.enabled
 	} else {
-		w = newWorld(t, hooksURL, routedRegistration(t, appController, "httproutes"),
+		w = newWorld(t, hooksURL, routedRegistration(t, appController, "httproutes", "grpcroutes"),
 			routedRegistration(t, connectController, "httproutes", "grpcroutes"))
 	}
 	ctx := context.Background()
@@ -70,6 +70,13 @@ func TestGatewayRoutes(t *testing.T) {
       parentRefs:
         - {name: public, namespace: gateways, sectionName: https}
       hostnames: ["spark.example.com"]
+  driverIngressOptions:
+    - servicePort: 15002
+      servicePortName: spark-connect
+      grpcRoute:
+        parentRefs:
+          - {name: public, namespace: gateways, sectionName: grpc}
+        hostnames: ["{{$appName}}.connect.example.com"]
 `))
 	require.NoError(t, err, out)
 	a, pod := w.runAttempt(t, app, "")
@@ -85,6 +92,9 @@ func TestGatewayRoutes(t *testing.T) {
 	assert.Equal(t, app+"-ui-svc", nestedString(backend, "name"))
 	assert.Equal(t, "1", nestedString(backend, "weight"), "defaulted by the HTTPRoute CRD: the real schema took the object")
 	w.checkOwned(t, route, sparkApplications, app)
+	portRoute := w.waitRoute(t, grpcRoutes, app+"-grpc-15002")
+	assert.Equal(t, []any{app + ".connect.example.com"}, nestedSlice(portRoute, "spec", "hostnames"))
+	assert.Equal(t, app+"-driver-15002", nestedString(firstOf(t, firstOf(t, portRoute, "spec", "rules"), "backendRefs"), "name"))
 	status, err := w.app(app)
 	require.NoError(t, err)
 	assert.Equal(t, app+"-ui-route", nestedString(status, "status", "driverInfo", "webUIHTTPRouteName"))
@@ -136,7 +146,7 @@ spec:
 	for _, r := range []struct {
 		gvr schema.GroupVersionResource
 		obj *unstructured.Unstructured
-	}{{httpRoutes, route}, {grpcRoutes, grpc}, {httpRoutes, connectUI}} {
+	}{{httpRoutes, route}, {grpcRoutes, portRoute}, {grpcRoutes, grpc}, {httpRoutes, connectUI}} {
 		now, err := w.dyn.Resource(r.gvr).Namespace(w.ns).Get(ctx, r.obj.GetName(), metav1.GetOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), now.GetGeneration(), "%s %s rewritten after creation", r.gvr.Resource, now.GetName())
@@ -146,7 +156,7 @@ spec:
 		kind, name string
 		routes     map[string]schema.GroupVersionResource
 	}{
-		{"sparkapplication", app, map[string]schema.GroupVersionResource{app + "-ui-route": httpRoutes}},
+		{"sparkapplication", app, map[string]schema.GroupVersionResource{app + "-ui-route": httpRoutes, app + "-grpc-15002": grpcRoutes}},
 		{"sparkconnect", connect, map[string]schema.GroupVersionResource{connect + "-grpc-route": grpcRoutes, connect + "-ui-route": httpRoutes}},
 	} {
 		out, err := w.kubectl("delete", del.kind, del.name, "--wait=true", "--timeout="+waitTimeout.String())
