@@ -77,7 +77,7 @@ func ValidateHTTPRouteConfiguration(r *HTTPRouteConfiguration, p *field.Path) fi
 	if r == nil {
 		return nil
 	}
-	errs := ValidateGatewayParentRefs(r.ParentRefs, p.Child("parentRefs"))
+	errs := validateParentRefs(r.ParentRefs, p.Child("parentRefs"))
 	errs = append(errs, validateHostnames(r.Hostnames, p.Child("hostnames"))...)
 	if r.PathPrefix != "" {
 		if msgs := checkExpanded(r.PathPrefix, IsHTTPRoutePath); len(msgs) > 0 {
@@ -93,13 +93,13 @@ func ValidateGRPCRouteConfiguration(r *GRPCRouteConfiguration, p *field.Path) fi
 	if r == nil {
 		return nil
 	}
-	errs := ValidateGatewayParentRefs(r.ParentRefs, p.Child("parentRefs"))
+	errs := validateParentRefs(r.ParentRefs, p.Child("parentRefs"))
 	errs = append(errs, validateHostnames(r.Hostnames, p.Child("hostnames"))...)
 	return append(errs, validAnnotations(r.Annotations, p, "annotations")...)
 }
 
-// ValidateGatewayParentRefs checks a list of Gateway references, the spec's or the operator's.
-func ValidateGatewayParentRefs(refs []GatewayParentReference, p *field.Path) field.ErrorList {
+// validateParentRefs checks a list of Gateway references.
+func validateParentRefs(refs []GatewayParentReference, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(refs) > maxRouteParentRefs {
 		errs = append(errs, field.TooMany(p, len(refs), maxRouteParentRefs))
