@@ -10,7 +10,7 @@ E2EFLAGS       ?=
 METACONTROLLER_BIN ?= $(wildcard $(CURDIR)/../shared/metacontroller/v4.17.2/metacontroller)
 export METACONTROLLER_BIN
 
-.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue kube helm test-fixtures node
+.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue gateway-api kube helm test-fixtures node
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
@@ -80,7 +80,7 @@ memload:
 e2e: spark-images
 	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
 	export SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \
-	export SPARKHOOKS_NODE_DIR="$$(hack/node/build.sh)" && \
+	export SPARKHOOKS_NODE_DIR="$$(hack/node/build.sh)" SPARKHOOKS_GATEWAY_API_CRDS="$$(hack/gateway-api/build.sh)" && \
 	cd sandbox && $(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m ./internal/localcluster/... ./internal/stack/... ./e2e/... && \
 	if [ -n "$$METACONTROLLER_BIN" ]; then \
 		SPARKHOOKS_E2E_CONTROLLER=metacontroller $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 20m ./e2e/; fi
@@ -89,6 +89,11 @@ e2e: spark-images
 ## built in its own module once per user into ~/.cache/sparkhooks/kueue; prints its path
 kueue:
 	@hack/kueue/build.sh
+
+## gateway-api: the Gateway API CRDs (sigs.k8s.io/gateway-api, pinned in hack/gateway-api/build.sh) the
+## e2e cluster serves, once per user into ~/.cache/sparkhooks/gateway-api/<version>; prints the directory
+gateway-api:
+	@hack/gateway-api/build.sh
 
 ## kube: kube-apiserver, kube-controller-manager and kube-scheduler (k8s.io/kubernetes, pinned in
 ## hack/kube/go.mod), built once per user into ~/.cache/sparkhooks/kube/<version>; prints the directory

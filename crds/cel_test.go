@@ -88,6 +88,14 @@ func TestCELAgreesWithValidation(t *testing.T) {
 		{name: "driver ingress with a URL", mutate: func(s *v1beta2.SparkApplicationSpec) {
 			s.DriverIngressOptions = []v1beta2.DriverIngressConfiguration{{ServicePort: ptr.To[int32](7077), ServicePortName: ptr.To("connect"), IngressURLFormat: "{{$appName}}.example.com"}}
 		}, goValid: true},
+		{name: "driver port with a GRPCRoute and no Ingress", mutate: func(s *v1beta2.SparkApplicationSpec) {
+			s.DriverIngressOptions = []v1beta2.DriverIngressConfiguration{{ServicePort: ptr.To[int32](15002), ServicePortName: ptr.To("spark-connect"),
+				GRPCRoute: &v1beta2.GRPCRouteConfiguration{Hostnames: []string{"{{$appName}}.connect.example.com"}}}}
+		}, goValid: true},
+		{name: "driver port with an HTTPRoute and no Ingress", mutate: func(s *v1beta2.SparkApplicationSpec) {
+			s.DriverIngressOptions = []v1beta2.DriverIngressConfiguration{{ServicePort: ptr.To[int32](8080), ServicePortName: ptr.To("http"),
+				HTTPRoute: &v1beta2.HTTPRouteConfiguration{}}}
+		}, goValid: true},
 	}
 	apps, err := crdschema.Load(sparkApplicationFile)
 	require.NoError(t, err)

@@ -126,6 +126,9 @@ func TestExamplesCoverTheAPI(t *testing.T) {
 			return ui != nil && len(ui.IngressAnnotations) > 0 && len(ui.IngressTLS) > 0
 		}},
 		{"driverIngressOptions", func(s *v1beta2.SparkApplicationSpec) bool { return len(s.DriverIngressOptions) > 0 }},
+		{"a UI HTTPRoute on a Gateway", func(s *v1beta2.SparkApplicationSpec) bool {
+			return s.SparkUIOptions != nil && s.SparkUIOptions.HTTPRoute != nil && len(s.SparkUIOptions.HTTPRoute.ParentRefs) > 0
+		}},
 		{"restartPolicy OnFailure with retries and intervals", func(s *v1beta2.SparkApplicationSpec) bool {
 			rp := s.RestartPolicy
 			return rp.Type == v1beta2.RestartPolicyOnFailure && rp.OnFailureRetries != nil && rp.OnFailureRetryInterval != nil &&

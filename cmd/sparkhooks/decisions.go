@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sparkhooks/sparkhooks/hooks"
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
@@ -39,6 +41,14 @@ func addDecisionFlags(f *envDefault, o *decisionOptions) {
 		`annotations of every Ingress, as a JSON object, e.g. {"cert-manager.io/cluster-issuer":"letsencrypt"}; an application's own non-empty ingressAnnotations replace them`)
 	f.jsonValue(&o.spark.Driver.IngressTLS, "ingress-tls", "SPARKHOOKS_INGRESS_TLS",
 		`TLS of every Ingress, as a JSON array of networking/v1 IngressTLS, e.g. [{"hosts":["*.spark.example.com"],"secretName":"spark-ui-tls"}]; an application's own non-empty ingressTLS replaces it`)
+	f.boolean(&o.spark.Driver.Routes.UIHTTPRoute, "ui-http-route", "SPARKHOOKS_UI_HTTP_ROUTE", def.Driver.Routes.UIHTTPRoute,
+		"a Gateway API HTTPRoute to the Spark UI of every application that has a UI Service, where the registration declares HTTPRoutes (needs --gateway-parent-refs)")
+	f.jsonValue(&o.spark.Driver.Routes.ParentRefs, "gateway-parent-refs", "SPARKHOOKS_GATEWAY_PARENT_REFS",
+		`Gateways of every HTTPRoute and GRPCRoute whose spec names none, as a JSON array, e.g. [{"name":"public","namespace":"gateways","sectionName":"https"}]`)
+	f.list(&o.spark.Driver.Routes.HTTPRouteHostnames, "http-route-hostnames", "SPARKHOOKS_HTTP_ROUTE_HOSTNAMES",
+		"comma-separated hostnames of every UI HTTPRoute whose spec sets none, with {{$appName}}, {{$appNamespace}} and {{$appId}} (empty: every host of the Gateway listener)")
+	f.string(&o.spark.Driver.Routes.HTTPRoutePathPrefix, "http-route-path-prefix", "SPARKHOOKS_HTTP_ROUTE_PATH_PREFIX", driver.DefaultHTTPRoutePathPrefix,
+		"path of every UI HTTPRoute whose spec sets none, with {{$appName}}, {{$appNamespace}} and {{$appId}}; the route strips it and Spark's links carry it (spark.ui.proxyBase)")
 	f.list(&o.spark.Driver.KubeSchedulerNames, "kube-scheduler-names", "SPARKHOOKS_KUBE_SCHEDULER_NAMES",
 		"comma-separated kube-scheduler profiles that gang-schedule with the scheduler-plugins coscheduling plugin: an application whose batch scheduler is one of them gets a scheduling.x-k8s.io PodGroup (needs the registration to declare them)")
 	f.string(&o.spark.Driver.DefaultBatchScheduler, "default-batch-scheduler", "SPARKHOOKS_DEFAULT_BATCH_SCHEDULER", def.Driver.DefaultBatchScheduler,
@@ -82,8 +92,25 @@ func (o decisionOptions) validate() error {
 			return fmt.Errorf("--default-service-account %q is not a service account name: %s", sa, strings.Join(errs, "; "))
 		}
 	}
+	if err := validateRouteDefaults(o.spark.Driver.Routes); err != nil {
+		return err
+	}
 	if o.spark.MaxTrackedExecutors <= 0 {
 		return fmt.Errorf("--max-tracked-executors must be > 0, got %d", o.spark.MaxTrackedExecutors)
+	}
+	return nil
+}
+
+// validateRouteDefaults checks the Gateway API defaults as a spec's would be checked, so that a
+// mistake stops the server at start rather than failing every application.
+func validateRouteDefaults(r driver.RouteSettings) error {
+	defaults := &v1beta2.HTTPRouteConfiguration{ParentRefs: r.ParentRefs, Hostnames: r.HTTPRouteHostnames, PathPrefix: r.HTTPRoutePathPrefix}
+	if errs := v1beta2.ValidateHTTPRouteConfiguration(defaults, field.NewPath("defaults")); len(errs) > 0 {
+		flags := strings.NewReplacer("defaults.parentRefs", "--gateway-parent-refs", "defaults.hostnames", "--http-route-hostnames", "defaults.pathPrefix", "--http-route-path-prefix")
+		return fmt.Errorf("%s", flags.Replace(errs.ToAggregate().Error()))
+	}
+	if r.UIHTTPRoute && len(r.ParentRefs) == 0 {
+		return fmt.Errorf("--ui-http-route needs --gateway-parent-refs: a route attached to no Gateway receives no traffic")
 	}
 	return nil
 }

@@ -6,6 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
 )
 
 func TestDefaultTimeToLiveFlag(t *testing.T) {
@@ -35,6 +38,41 @@ func TestDefaultTimeToLiveFlag(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, o.decisions.spark.DefaultTimeToLiveSeconds)
+		})
+	}
+}
+
+func TestGatewayRouteFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    driver.RouteSettings
+		wantErr string
+	}{
+		{name: "off by default", want: driver.RouteSettings{HTTPRoutePathPrefix: driver.DefaultHTTPRoutePathPrefix}},
+		{name: "every application", args: []string{"--ui-http-route", `--gateway-parent-refs=[{"name":"public","namespace":"gateways","sectionName":"https"}]`, "--http-route-hostnames=spark.example.com,{{$appName}}.spark.example.com", "--http-route-path-prefix=/spark/{{$appName}}"},
+			want: driver.RouteSettings{UIHTTPRoute: true, ParentRefs: []v1beta2.GatewayParentReference{{Name: "public", Namespace: "gateways", SectionName: "https"}},
+				HTTPRouteHostnames: []string{"spark.example.com", "{{$appName}}.spark.example.com"}, HTTPRoutePathPrefix: "/spark/{{$appName}}"}},
+		{name: "from the environment", env: map[string]string{"SPARKHOOKS_GATEWAY_PARENT_REFS": `[{"name":"gw"}]`},
+			want: driver.RouteSettings{ParentRefs: []v1beta2.GatewayParentReference{{Name: "gw"}}, HTTPRoutePathPrefix: driver.DefaultHTTPRoutePathPrefix}},
+		{name: "every application needs a Gateway", args: []string{"--ui-http-route"}, wantErr: "--ui-http-route needs --gateway-parent-refs"},
+		{name: "bad Gateway", args: []string{`--gateway-parent-refs=[{"namespace":"gw"}]`}, wantErr: "--gateway-parent-refs[0].name: Required value"},
+		{name: "bad hostname", args: []string{"--http-route-hostnames=Spark.example.com"}, wantErr: "--http-route-hostnames[0]"},
+		{name: "bad path", args: []string{"--http-route-path-prefix=spark"}, wantErr: "--http-route-path-prefix: Invalid value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			o, err := parseServeOptions(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, o.decisions.spark.Driver.Routes)
 		})
 	}
 }

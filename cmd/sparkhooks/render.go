@@ -17,6 +17,7 @@ import (
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
@@ -35,6 +36,9 @@ type renderOptions struct {
 	// schedulerPluginsPodGroups is the same for scheduler-plugins PodGroups (chart value
 	// metacontroller.schedulerPluginsPodGroups, or metacontroller/scheduler-plugins/).
 	schedulerPluginsPodGroups bool
+	// gatewayAPI renders as if the registrations declared HTTPRoutes and GRPCRoutes (chart
+	// value gatewayAPI.enabled, or metacontroller/gateway/).
+	gatewayAPI bool
 }
 
 // render prints what the sync hook would answer for each SparkApplication in a file, as if it
@@ -50,6 +54,8 @@ func render(args []string, stdout, stderr io.Writer) error {
 		"render as a controller registration that manages Volcano PodGroups would (chart value metacontroller.volcanoPodGroups)")
 	f.boolean(&o.schedulerPluginsPodGroups, "scheduler-plugins-podgroups", "SPARKHOOKS_RENDER_SCHEDULER_PLUGINS_PODGROUPS", false,
 		"render as a controller registration that manages scheduler-plugins PodGroups would (chart value metacontroller.schedulerPluginsPodGroups), for the schedulers of --kube-scheduler-names")
+	f.boolean(&o.gatewayAPI, "gateway-api", "SPARKHOOKS_RENDER_GATEWAY_API", false,
+		"render as controller registrations that manage Gateway API HTTPRoutes and GRPCRoutes would (chart value gatewayAPI.enabled)")
 	addDecisionFlags(f, &o.decisions)
 	if err := f.parse(args); err != nil {
 		return err
@@ -178,7 +184,7 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 	case v1beta2.KindScheduledSparkApplication:
 		return renderScheduled(parent, name, now, o)
 	case v1alpha1.KindSparkConnect:
-		return renderConnect(parent, name, now, o)
+		return renderConnect(parent, name, now, o, ro.gatewayAPI)
 	case sparkv1.KindSparkCluster:
 		return renderCluster(parent, name, now)
 	}
@@ -191,6 +197,9 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 	if ro.volcanoPodGroups {
 		// A declared child type shows in every request, which is how the hook learns of it.
 		req.Children["PodGroup.scheduling.volcano.sh/v1beta1"] = map[string]json.RawMessage{}
+	}
+	if ro.gatewayAPI {
+		req.Children["HTTPRoute."+driver.GatewayAPIVersion] = map[string]json.RawMessage{}
 	}
 	if ro.schedulerPluginsPodGroups {
 		req.Children["PodGroup.scheduling.x-k8s.io/v1alpha1"] = map[string]json.RawMessage{}
@@ -211,10 +220,14 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 }
 
 // renderConnect shows the first sync of a SparkConnect: its server Pod, ConfigMap and Services.
-func renderConnect(parent []byte, name string, now time.Time, o decisionOptions) (*metacontroller.SyncResponse, error) {
+func renderConnect(parent []byte, name string, now time.Time, o decisionOptions, gatewayAPI bool) (*metacontroller.SyncResponse, error) {
 	req := &metacontroller.SyncRequest{
 		Parent:   parent,
 		Children: metacontroller.ChildMap{"Pod.v1": {}, "ConfigMap.v1": {}, "Service.v1": {}},
+	}
+	if gatewayAPI {
+		req.Children["HTTPRoute."+driver.GatewayAPIVersion] = map[string]json.RawMessage{}
+		req.Children["GRPCRoute."+driver.GatewayAPIVersion] = map[string]json.RawMessage{}
 	}
 	resp, r, err := sparkconnect.Sync(req, now, sparkconnect.Config{Driver: o.spark.Driver})
 	if err != nil {

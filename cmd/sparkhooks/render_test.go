@@ -192,3 +192,35 @@ func TestRenderKubeSchedulerPodGroup(t *testing.T) {
 	_, err = renderArgs(t, "-f", app, "--default-batch-scheduler", "coscheduler")
 	assert.ErrorContains(t, err, `--default-batch-scheduler "coscheduler" is neither volcano, yunikorn nor one of --kube-scheduler-names`)
 }
+
+// The routes render only as registrations that declare them would answer: a SparkApplication's
+// UI HTTPRoute from the operator's defaults, a SparkConnect's GRPCRoute from its spec.
+func TestRenderGatewayRoutes(t *testing.T) {
+	kinds := func(out string) []string {
+		var rendered struct {
+			Children []map[string]any `json:"children"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rendered))
+		var got []string
+		for _, child := range rendered.Children {
+			got = append(got, child["kind"].(string))
+		}
+		return got
+	}
+	app := writeFile(t, renderApp)
+	operator := []string{"-f", app, "-o", "json", "--ui-http-route", `--gateway-parent-refs=[{"name":"public"}]`}
+	out, err := renderArgs(t, operator...)
+	require.NoError(t, err)
+	assert.NotContains(t, kinds(out), "HTTPRoute", "not declared")
+	out, err = renderArgs(t, append(operator, "--gateway-api")...)
+	require.NoError(t, err)
+	assert.Contains(t, kinds(out), "HTTPRoute")
+
+	connect := filepath.Join("..", "..", "examples", "spark-connect.yaml")
+	doc, err := os.ReadFile(connect)
+	require.NoError(t, err)
+	routed := writeFile(t, strings.Replace(string(doc), "  server:\n", "  server:\n    grpcRoute:\n      parentRefs: [{name: public}]\n      hostnames: [connect.example.com]\n", 1))
+	out, err = renderArgs(t, "-f", routed, "-o", "json", "--gateway-api")
+	require.NoError(t, err)
+	assert.Contains(t, kinds(out), "GRPCRoute")
+}

@@ -113,6 +113,9 @@ var (
 	// A Workload's pod sets are immutable and Kueue owns its status: sparkhooks never updates
 	// one, it replaces it.
 	kueueWorkloads = child("kueue.x-k8s.io/v1beta2", "workloads", "OnDelete")
+	// Gateway API routes follow the spec in place, as Ingresses do.
+	httpRoutes = child("gateway.networking.k8s.io/v1", "httproutes", "InPlace")
+	grpcRoutes = child("gateway.networking.k8s.io/v1", "grpcroutes", "InPlace")
 )
 
 func child(apiVersion, resource, method string) childResourceRule {

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sparkhooks/sparkhooks/hooks"
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/mutate"
 )
 
@@ -51,6 +52,7 @@ type rendering struct {
 	volcano     bool
 	driverPDBs  bool // metacontroller.driverPodDisruptionBudgets
 	kueue       bool // metacontroller.kueue
+	gatewayAPI  bool // gatewayAPI.enabled, with every operator default of the routes
 	// schedulerPlugins: metacontroller.schedulerPluginsPodGroups and the batchScheduler values.
 	schedulerPlugins bool
 	serviceMonitor   bool
@@ -80,6 +82,7 @@ var renderings = []rendering{
 		volcano:               true,
 		driverPDBs:            true,
 		kueue:                 true,
+		gatewayAPI:            true,
 		schedulerPlugins:      true,
 		serviceMonitor:        true,
 		networkPolicy:         true,
@@ -170,6 +173,26 @@ func (c *renderedChart) ingressDefaultArgs() {
 	require.NoError(t, json.Unmarshal([]byte(tls), &tlsList), "--ingress-tls")
 	require.NotEmpty(t, tlsList)
 	assert.NotEmpty(t, tlsList[0].SecretName)
+}
+
+// gatewayArgs checks that the Gateway API defaults reach the server's flags in the forms they
+// take: the Gateways as a JSON list, the hostnames comma-separated.
+func (c *renderedChart) gatewayArgs() {
+	t := c.t
+	refs, hasRefs := c.arg("gateway-parent-refs")
+	every, hasEvery := c.arg("ui-http-route")
+	hosts, hasHosts := c.arg("http-route-hostnames")
+	path, hasPath := c.arg("http-route-path-prefix")
+	if !c.r.gatewayAPI {
+		assert.False(t, hasRefs || hasEvery || hasHosts || hasPath, "no Gateway API flags unless the values set them")
+		return
+	}
+	var parents []v1beta2.GatewayParentReference
+	require.NoError(t, json.Unmarshal([]byte(refs), &parents), "--gateway-parent-refs")
+	assert.Equal(t, []v1beta2.GatewayParentReference{{Name: "public", Namespace: "gateways", SectionName: "https"}}, parents)
+	assert.Equal(t, "true", every)
+	assert.Equal(t, "spark.example.com", hosts)
+	assert.Equal(t, "/ui/{{$appNamespace}}/{{$appName}}", path)
 }
 
 // batchSchedulerArgs checks that the batch scheduler values reach the server's flags.
@@ -268,6 +291,7 @@ func (c *renderedChart) deployment() {
 	tlsAddr, _ := c.arg("tls-addr")
 	assert.Equal(t, fmt.Sprintf(":%d", webhookContainerPort), tlsAddr)
 	c.ingressDefaultArgs()
+	c.gatewayArgs()
 	c.batchSchedulerArgs()
 
 	// SIGTERM comes after the pre-stop pause; the server then drains for up to its shutdown timeout,
@@ -371,6 +395,9 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	if c.r.kueue {
 		optional = append(optional, kueueWorkloads)
 	}
+	if c.r.gatewayAPI {
+		optional = append(optional, httpRoutes, grpcRoutes)
+	}
 	checkSparkApplicationController(t, sparkApp, base, optional...)
 	scheduled := c.m.controllerFor("scheduledsparkapplications")
 	checkScheduledController(t, scheduled, base)
@@ -386,7 +413,7 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	// variant carries them.
 	gotSpec.ChildResources = slices.DeleteFunc(slices.Clone(gotSpec.ChildResources), func(r childResourceRule) bool {
 		return r.resourceRule == driverPDBs.resourceRule || r.resourceRule == schedulerPluginsPodGroups.resourceRule ||
-			r.resourceRule == kueueWorkloads.resourceRule
+			r.resourceRule == kueueWorkloads.resourceRule || r.resourceRule == httpRoutes.resourceRule || r.resourceRule == grpcRoutes.resourceRule
 	})
 	assert.Equal(t, wantSparkApp.Spec, gotSpec)
 	wantScheduled := staticBase.controllerFor("scheduledsparkapplications")
@@ -395,6 +422,9 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 
 	connect := c.m.controllerFor("sparkconnects")
 	var connectOptional []childResourceRule
+	if c.r.gatewayAPI {
+		connectOptional = append(connectOptional, httpRoutes, grpcRoutes)
+	}
 	if c.r.kueue {
 		connectOptional = append(connectOptional, kueueWorkloads)
 	}
@@ -403,7 +433,7 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	assert.Equal(t, wantConnect.Name, connect.Name)
 	gotConnect := connect.Spec
 	gotConnect.ChildResources = slices.DeleteFunc(slices.Clone(gotConnect.ChildResources), func(r childResourceRule) bool {
-		return r.resourceRule == kueueWorkloads.resourceRule
+		return r.resourceRule == kueueWorkloads.resourceRule || r.resourceRule == httpRoutes.resourceRule || r.resourceRule == grpcRoutes.resourceRule
 	})
 	assert.Equal(t, wantConnect.Spec, gotConnect)
 

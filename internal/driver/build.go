@@ -29,6 +29,9 @@ type Options struct {
 	// annotation the user cannot remove.
 	IngressAnnotations map[string]string
 	IngressTLS         []networkingv1.IngressTLS
+	// Routes are the Gateway API settings: whether the registration declares HTTPRoutes and
+	// GRPCRoutes, and the defaults of the routes built.
+	Routes RouteSettings
 	// VolcanoPodGroups says that Volcano PodGroups may be built: the controller registration
 	// declares them as a child type (Metacontroller rejects a child of an undeclared type).
 	VolcanoPodGroups bool
@@ -76,9 +79,12 @@ type Objects struct {
 	DriverService *corev1.Service
 	UIService     *corev1.Service
 	UIIngress     *networkingv1.Ingress
-	// PortServices and PortIngresses expose spec.driverIngressOptions, in spec order.
-	PortServices  []*corev1.Service
-	PortIngresses []*networkingv1.Ingress
+	UIHTTPRoute   *HTTPRoute // the Gateway API route to the UI Service
+	// PortServices, PortIngresses and the routes expose spec.driverIngressOptions, in spec order.
+	PortServices   []*corev1.Service
+	PortIngresses  []*networkingv1.Ingress
+	PortHTTPRoutes []*HTTPRoute
+	PortGRPCRoutes []*GRPCRoute
 	// PodSets are the driver and executor pod sets, with the resources and scheduling fields of
 	// the pods Spark will create, when Options.PodSets asks for them. They are not children.
 	PodSets []kueue.PodSet
@@ -86,7 +92,7 @@ type Objects struct {
 
 // List returns the objects in a fixed order, as Metacontroller children.
 func (o *Objects) List() []any {
-	out := make([]any, 0, 9+len(o.PortServices)+len(o.PortIngresses))
+	out := make([]any, 0, 10+len(o.PortServices)+len(o.PortIngresses)+len(o.PortHTTPRoutes)+len(o.PortGRPCRoutes))
 	if o.PodGroup != nil {
 		out = append(out, o.PodGroup)
 	}
@@ -115,6 +121,15 @@ func (o *Objects) List() []any {
 	}
 	for _, ing := range o.PortIngresses {
 		out = append(out, ing)
+	}
+	if o.UIHTTPRoute != nil {
+		out = append(out, o.UIHTTPRoute)
+	}
+	for _, r := range o.PortHTTPRoutes {
+		out = append(out, r)
+	}
+	for _, r := range o.PortGRPCRoutes {
+		out = append(out, r)
 	}
 	return out
 }

@@ -1,8 +1,8 @@
 // Package driver builds, without spark-submit and without a JVM, the objects spark-submit
 // --deploy-mode cluster would create for one attempt of a SparkApplication: the driver Pod, the
 // ConfigMap with spark.properties and the executor pod template, the headless driver Service,
-// and the optional UI Service, UI Ingress, per-port Services and Ingresses and Prometheus
-// ConfigMap.
+// and the optional UI Service, UI Ingress, per-port Services and Ingresses, Gateway API routes
+// (gateway.go) and Prometheus ConfigMap.
 //
 // The shape follows Spark's KubernetesDriverBuilder: an ordered list of small steps, named after
 // Spark's feature steps, each adding Spark properties and changing the driver Pod. The Spark

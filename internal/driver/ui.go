@@ -52,6 +52,9 @@ func (b *builder) uiObjects() error {
 				b.conf.setIfAbsent("spark.ui.proxyRedirectUri", "/")
 			}
 		}
+		if err := b.uiHTTPRoute(ui); err != nil {
+			return err
+		}
 	}
 	for i, opt := range b.spec.DriverIngressOptions {
 		if opt.ServicePort == nil || opt.ServicePortName == nil {
@@ -60,13 +63,85 @@ func (b *builder) uiObjects() error {
 		port := *opt.ServicePort
 		svc := b.exposingService(boundedName(b.app.Name, fmt.Sprintf("-driver-%d", port), maxLabelName),
 			*opt.ServicePortName, port, port, opt.ServiceType, opt.ServiceLabels, opt.ServiceAnnotations)
-		ing, _, err := b.ingress(boundedName(b.app.Name, fmt.Sprintf("-ing-%d", port), maxSubdomainName),
-			opt.IngressURLFormat, svc, opt.IngressAnnotations, opt.IngressTLS)
-		if err != nil {
-			return buildErrorf("spec.driverIngressOptions[%d].ingressURLFormat: %v", i, err)
-		}
 		b.objs.PortServices = append(b.objs.PortServices, svc)
-		b.objs.PortIngresses = append(b.objs.PortIngresses, ing)
+		if opt.IngressURLFormat != "" {
+			ing, _, err := b.ingress(boundedName(b.app.Name, fmt.Sprintf("-ing-%d", port), maxSubdomainName),
+				opt.IngressURLFormat, svc, opt.IngressAnnotations, opt.IngressTLS)
+			if err != nil {
+				return buildErrorf("spec.driverIngressOptions[%d].ingressURLFormat: %v", i, err)
+			}
+			b.objs.PortIngresses = append(b.objs.PortIngresses, ing)
+		}
+		if err := b.portRoutes(i, opt, svc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// portRoutes builds the Gateway API routes of one spec.driverIngressOptions entry, those the
+// registration declares.
+func (b *builder) portRoutes(i int, opt v1beta2.DriverIngressConfiguration, svc *corev1.Service) error {
+	routes := b.opts.Routes
+	port := *opt.ServicePort
+	target := func(suffix string) RouteTarget {
+		return RouteTarget{
+			Name:      boundedName(b.app.Name, fmt.Sprintf("-%s-%d", suffix, port), maxSubdomainName),
+			Namespace: b.namespace(),
+			AppName:   b.app.Name,
+			AppID:     b.sub.AppID,
+			Labels:    map[string]string{LabelAppName: b.app.Name, LabelCreatedBy: "true"},
+		}
+	}
+	if opt.HTTPRoute != nil && routes.HTTPRoutes {
+		route, _, err := routes.BuildHTTPRoute(target("http"), opt.HTTPRoute, svc, port)
+		if err != nil {
+			return buildErrorf("spec.driverIngressOptions[%d].httpRoute: %v", i, err)
+		}
+		b.objs.PortHTTPRoutes = append(b.objs.PortHTTPRoutes, route)
+	}
+	if opt.GRPCRoute != nil && routes.GRPCRoutes {
+		route, err := routes.BuildGRPCRoute(target("grpc"), opt.GRPCRoute, svc, port)
+		if err != nil {
+			return buildErrorf("spec.driverIngressOptions[%d].grpcRoute: %v", i, err)
+		}
+		b.objs.PortGRPCRoutes = append(b.objs.PortGRPCRoutes, route)
+	}
+	return nil
+}
+
+// uiHTTPRoute builds the Gateway API route to the UI Service when the registration declares
+// HTTPRoutes and the application (spec.sparkUIOptions.httpRoute) or the operator
+// (--ui-http-route) asks for one.
+func (b *builder) uiHTTPRoute(ui *v1beta2.SparkUIConfiguration) error {
+	routes := b.opts.Routes
+	if !routes.HTTPRoutes {
+		return nil
+	}
+	cfg := ui.HTTPRoute
+	if cfg == nil {
+		if !routes.UIHTTPRoute {
+			return nil
+		}
+		cfg = &v1beta2.HTTPRouteConfiguration{}
+	}
+	svc := b.objs.UIService
+	route, path, err := routes.BuildHTTPRoute(RouteTarget{
+		Name:      boundedName(b.app.Name, "-ui-route", maxSubdomainName),
+		Namespace: b.namespace(),
+		AppName:   b.app.Name,
+		AppID:     b.sub.AppID,
+		Labels:    map[string]string{LabelAppName: b.app.Name, LabelCreatedBy: "true"},
+	}, cfg, svc, svc.Spec.Ports[0].Port)
+	if err != nil {
+		return buildErrorf("spec.sparkUIOptions.httpRoute: %v", err)
+	}
+	b.objs.UIHTTPRoute = route
+	if path != "/" {
+		// As for the Ingress: Spark writes its links under the prefix the route strips. An
+		// Ingress served under another path has set these first, and keeps them.
+		b.conf.setIfAbsent("spark.ui.proxyBase", path)
+		b.conf.setIfAbsent("spark.ui.proxyRedirectUri", "/")
 	}
 	return nil
 }

@@ -72,6 +72,22 @@ func BenchmarkSyncRunning(b *testing.B) {
 	}
 }
 
+// BenchmarkSyncRunningUIRoute is BenchmarkSyncRunning/executors=0 with a UI HTTPRoute declared,
+// asked for and observed: what the route adds to the sync of a running application.
+func BenchmarkSyncRunningUIRoute(b *testing.B) {
+	w := newWorld(b, sparkPi+uiRoute)
+	httpRoutes(w)
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	body := mustJSON(b, w.request(false))
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		syncBody(b, body, w.now, w.cfg)
+	}
+}
+
 // BenchmarkDecodeFloor decodes the same bodies into map[string]any and does nothing else: the
 // cost any hook that reads its request at all must pay, which BenchmarkSyncRunning is
 // compared against.

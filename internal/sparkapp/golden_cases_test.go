@@ -93,6 +93,32 @@ var spark43 = strings.NewReplacer("3.5.3", "4.3.0", "_2.12", "_2.13").Replace(sp
 // networkPolicies declares NetworkPolicies as children, as the chart's registration does.
 func networkPolicies(w *world) { w.children[keyNetworkPolicy] = map[string]map[string]any{} }
 
+// httpRoutes declares HTTPRoutes as children, as the chart's registration does with
+// gatewayAPI.enabled.
+func httpRoutes(w *world) { w.children[keyHTTPRoute] = map[string]map[string]any{} }
+
+// uiRoute asks for a UI HTTPRoute on a shared hostname, under the default per-application path.
+const uiRoute = "  sparkUIOptions:\n    httpRoute:\n      parentRefs:\n        - {name: public, namespace: gateways, sectionName: https}\n      hostnames: [spark.example.com]\n"
+
+// gatewayRoutes declares both route kinds, as the chart's registration does.
+func gatewayRoutes(w *world) {
+	httpRoutes(w)
+	w.children[keyGRPCRoute] = map[string]map[string]any{}
+}
+
+// connectPortRoute exposes Spark Connect's port of a driver that runs the server through a
+// GRPCRoute on the application's own hostname, without an Ingress.
+const connectPortRoute = "  driverIngressOptions:\n    - servicePort: 15002\n      servicePortName: spark-connect\n      grpcRoute:\n        parentRefs:\n          - {name: public, namespace: gateways, sectionName: grpc}\n        hostnames: [\"{{$appName}}.connect.example.com\"]\n"
+
+// routeDefaults is an operator that gives every application a UI HTTPRoute at the root of its
+// own hostname.
+func routeDefaults(w *world) {
+	w.cfg.Driver.Routes.UIHTTPRoute = true
+	w.cfg.Driver.Routes.ParentRefs = []v1beta2.GatewayParentReference{{Name: "spark-ui", Namespace: "gateways"}}
+	w.cfg.Driver.Routes.HTTPRouteHostnames = []string{"{{$appName}}.{{$appNamespace}}.spark.example.com"}
+	w.cfg.Driver.Routes.HTTPRoutePathPrefix = "/"
+}
+
 const onFailure = "    type: OnFailure\n    onFailureRetries: 2\n    onFailureRetryInterval: 10\n    onSubmissionFailureRetries: 1\n    onSubmissionFailureRetryInterval: 20\n"
 
 func goldenCases() []goldenCase {
@@ -188,6 +214,17 @@ func goldenCases() []goldenCase {
 				"\tat org.apache.hadoop.fs.s3a.S3AFileSystem.getFileStatus(S3AFileSystem.java:3866)\n"}
 		})},
 		{name: "completed-spark-4.3-networkpolicy-released", setup: then(runningFrom(then(fresh(spark43), networkPolicies), 2), func(w *world) {
+			w.driverExited(0, "Completed")
+			w.settle()
+		})},
+		{name: "new-ui-http-route", setup: then(fresh(sparkPi+uiRoute), httpRoutes)},
+		// The registration does not declare HTTPRoutes: the UI keeps its Service only.
+		{name: "new-ui-http-route-not-declared", setup: fresh(sparkPi + uiRoute)},
+		{name: "new-ui-http-route-operator-default", setup: then(fresh(sparkPi), func(w *world) { httpRoutes(w); routeDefaults(w) })},
+		{name: "new-ui-http-route-no-gateway", setup: then(fresh(sparkPi+"  sparkUIOptions:\n    httpRoute:\n      hostnames: [spark.example.com]\n"), httpRoutes)},
+		{name: "new-driver-port-grpc-route", setup: then(fresh(sparkPi+connectPortRoute), gatewayRoutes)},
+		{name: "running-ui-http-route", setup: runningFrom(then(fresh(sparkPi+uiRoute), httpRoutes), 2)},
+		{name: "completed-ui-http-route-retain-never-released", setup: then(runningFrom(then(fresh(sparkPi+uiRoute+"  resourceRetainPolicy: Never\n"), httpRoutes), 2), func(w *world) {
 			w.driverExited(0, "Completed")
 			w.settle()
 		})},

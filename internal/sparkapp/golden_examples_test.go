@@ -29,7 +29,12 @@ func exampleCases(t testing.TB) []goldenCase {
 			continue
 		}
 		name := "example-" + strings.TrimSuffix(filepath.Base(file), ".yaml")
-		cases = append(cases, goldenCase{name: name, setup: fresh(string(doc))})
+		setup := fresh(string(doc))
+		if strings.Contains(string(doc), "httpRoute:") {
+			// Written for a registration that declares HTTPRoutes (gatewayAPI.enabled).
+			setup = then(setup, httpRoutes)
+		}
+		cases = append(cases, goldenCase{name: name, setup: setup})
 	}
 	require.GreaterOrEqual(t, len(cases), 10, "examples/ should hold at least 10 SparkApplications")
 	return cases

@@ -28,11 +28,14 @@ var (
 	keyPDB = metacontroller.Key("PodDisruptionBudget", "policy/v1")
 	// keyNetworkPolicy is declared where the operator builds Spark 4.2's executor NetworkPolicy.
 	keyNetworkPolicy = metacontroller.Key("NetworkPolicy", "networking.k8s.io/v1")
+	// keyHTTPRoute is declared where the operator builds Gateway API routes (gatewayAPI.enabled).
+	keyHTTPRoute = metacontroller.Key("HTTPRoute", driver.GatewayAPIVersion)
+	keyGRPCRoute = metacontroller.Key("GRPCRoute", driver.GatewayAPIVersion)
 )
 
 // childKeys are the child types whose presence delays a new attempt: a new attempt reuses the
 // driver Pod and Service names, so the old ones must be gone first.
-var childKeys = []string{keyPodGroup, keyCoschedulingPodGroup, keyPod, keyPDB, keyNetworkPolicy, keyConfigMap, keyService, keyIngress}
+var childKeys = []string{keyPodGroup, keyCoschedulingPodGroup, keyPod, keyPDB, keyNetworkPolicy, keyConfigMap, keyService, keyIngress, keyHTTPRoute, keyGRPCRoute}
 
 // requestErrorf is a metacontroller.RequestError: the request cannot be understood.
 func requestErrorf(format string, args ...any) error {

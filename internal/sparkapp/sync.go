@@ -331,14 +331,16 @@ func (d *decider) failSpec(reason, msg string) {
 }
 
 // buildOptions are the operator's build settings for this request: PodGroups, driver
-// PodDisruptionBudgets and executor NetworkPolicies only where the controller registration declares them, which the request
-// shows by carrying the child type.
+// PodDisruptionBudgets, executor NetworkPolicies and Gateway API routes only where the controller
+// registration declares them, which the request shows by carrying the child type.
 func (d *decider) buildOptions() driver.Options {
 	opts := d.cfg.Driver
 	_, opts.VolcanoPodGroups = d.in.children[keyPodGroup]
 	_, opts.SchedulerPluginsPodGroups = d.in.children[keyCoschedulingPodGroup]
 	_, opts.DriverPDBs = d.in.children[keyPDB]
 	_, opts.NetworkPolicies = d.in.children[keyNetworkPolicy]
+	_, opts.Routes.HTTPRoutes = d.in.children[keyHTTPRoute]
+	_, opts.Routes.GRPCRoutes = d.in.children[keyGRPCRoute]
 	return opts
 }
 
@@ -359,6 +361,10 @@ func (d *decider) driverInfo(objs *driver.Objects) v1beta2.DriverInfo {
 	if ing := objs.UIIngress; ing != nil {
 		info.WebUIIngressName = ing.Name
 		info.WebUIIngressAddress = ingressAddress(ing)
+	}
+	if route := objs.UIHTTPRoute; route != nil {
+		info.WebUIHTTPRouteName = route.Metadata.Name
+		info.WebUIHTTPRouteAddress = driver.HTTPRouteAddress(route)
 	}
 	return info
 }

@@ -21,9 +21,11 @@ const LabelConnectName = "sparkoperator.k8s.io/connect-name"
 
 // objects are the children of one server submission.
 type objects struct {
-	pod     *corev1.Pod
-	rest    []any          // the ConfigMap and the Services, in a fixed order
-	podSets []kueue.PodSet // when opts.PodSets asks for them
+	pod       *corev1.Pod
+	rest      []any // the ConfigMap, the Services and the routes, in a fixed order
+	grpcRoute *driver.GRPCRoute
+	httpRoute *driver.HTTPRoute
+	podSets   []kueue.PodSet // when opts.PodSets asks for them
 }
 
 // build returns the children of a server submission. The server is a driver (see
@@ -38,7 +40,14 @@ func build(sc *v1alpha1.SparkConnect, sub driver.Submission, opts driver.Options
 			return nil, err
 		}
 	}
-	// The client Service carries the UI port; no UI Service or Ingress of the driver's own.
+	client := clientService(sc)
+	out := &objects{}
+	// Built before the server, whose Spark UI must know the path its route serves it under.
+	if err := out.routes(sc, sub, opts.Routes, client, app); err != nil {
+		return nil, err
+	}
+	// The client Service carries the UI port; no UI Service, Ingress or UI route of the
+	// driver's own.
 	opts.EnableUIService = false
 	opts.IngressURLFormat = ""
 	opts.PodLabels = map[string]string{LabelConnectName: sc.Name}
@@ -49,14 +58,57 @@ func build(sc *v1alpha1.SparkConnect, sub driver.Submission, opts driver.Options
 	pod := built.DriverPod
 	serverContainer(sc, pod)
 
-	out := &objects{pod: pod, podSets: built.PodSets}
+	out.pod, out.podSets = pod, built.PodSets
 	for _, obj := range built.List() {
 		if obj != any(pod) {
 			out.rest = append(out.rest, obj)
 		}
 	}
-	out.rest = append(out.rest, clientService(sc))
+	out.rest = append(out.rest, client)
+	if out.grpcRoute != nil {
+		out.rest = append(out.rest, out.grpcRoute)
+	}
+	if out.httpRoute != nil {
+		out.rest = append(out.rest, out.httpRoute)
+	}
 	return out, nil
+}
+
+// routes builds the Gateway API routes the spec asks for and the registration declares: a
+// GRPCRoute to the gRPC port and an HTTPRoute to the UI port of the client Service. A UI served
+// under a path gets spark.ui.proxyBase in app, the server's application, unless it sets its own.
+func (o *objects) routes(sc *v1alpha1.SparkConnect, sub driver.Submission, routes driver.RouteSettings, client *corev1.Service, app *v1beta2.SparkApplication) error {
+	target := func(suffix string) driver.RouteTarget {
+		return driver.RouteTarget{
+			Name: sc.Name + suffix, Namespace: sc.Namespace, AppName: sc.Name, AppID: sub.AppID,
+			Labels: map[string]string{driver.LabelCreatedBy: "true", LabelConnectName: sc.Name},
+		}
+	}
+	if cfg := sc.Spec.Server.GRPCRoute; cfg != nil && routes.GRPCRoutes {
+		route, err := routes.BuildGRPCRoute(target("-grpc-route"), cfg, client, v1alpha1.GRPCPort)
+		if err != nil {
+			return fmt.Errorf("spec.server.grpcRoute: %w", err)
+		}
+		o.grpcRoute = route
+	}
+	if cfg := sc.Spec.Server.HTTPRoute; cfg != nil && routes.HTTPRoutes {
+		route, path, err := routes.BuildHTTPRoute(target("-ui-route"), cfg, client, uiPort)
+		if err != nil {
+			return fmt.Errorf("spec.server.httpRoute: %w", err)
+		}
+		o.httpRoute = route
+		if path != "/" {
+			if app.Spec.SparkConf == nil {
+				app.Spec.SparkConf = map[string]string{}
+			}
+			for k, v := range map[string]string{"spark.ui.proxyBase": path, "spark.ui.proxyRedirectUri": "/"} {
+				if _, set := app.Spec.SparkConf[k]; !set {
+					app.Spec.SparkConf[k] = v
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // list is every child, the Pod first.
@@ -95,6 +147,9 @@ func serverContainer(sc *v1alpha1.SparkConnect, pod *corev1.Pod) {
 	}
 }
 
+// uiPort is the Spark UI's port on the client Service.
+const uiPort = 4040
+
 // clientService is the Service clients reach the server at, sc://<name>.<namespace>.svc:15002:
 // Kubeflow's four ports, on the user's base (spec.server.service: name, labels, annotations,
 // type), selecting the server Pod.
@@ -123,7 +178,7 @@ func clientService(sc *v1alpha1.SparkConnect) *corev1.Service {
 	svc.Spec.Ports = []corev1.ServicePort{
 		port("driver-rpc", 7078, "tcp"),
 		port("blockmanager", 7079, "tcp"),
-		port("web-ui", 4040, "http"),
+		port("web-ui", uiPort, "http"),
 		port("spark-connect-server", v1alpha1.GRPCPort, "grpc"),
 	}
 	return svc

@@ -100,6 +100,26 @@ func serverRelabelled(w *world) {
 	w.serverPod()["metadata"].(map[string]any)["labels"].(map[string]any)["sparkoperator.k8s.io/submission-id"] = "someone-else"
 }
 
+// gatewayRoutes declares HTTPRoutes and GRPCRoutes as children, as the chart's registration
+// does with gatewayAPI.enabled.
+func gatewayRoutes(w *world) {
+	w.children[keyHTTPRoute] = map[string]map[string]any{}
+	w.children[keyGRPCRoute] = map[string]map[string]any{}
+}
+
+// routedYAML asks for a GRPCRoute on the server's own hostname and a UI HTTPRoute under a path
+// of a shared one.
+var routedYAML = strings.Replace(connectYAML, "  executor:\n", `    grpcRoute:
+      parentRefs:
+        - {name: public, namespace: gateways, sectionName: grpc}
+      hostnames: ["{{$appName}}.{{$appNamespace}}.connect.example.com"]
+    httpRoute:
+      parentRefs:
+        - {name: public, namespace: gateways, sectionName: https}
+      hostnames: [spark.example.com]
+  executor:
+`, 1)
+
 func goldenCases() []goldenCase {
 	return []goldenCase{
 		{name: "new", setup: fresh(connectYAML)},
@@ -125,6 +145,10 @@ func goldenCases() []goldenCase {
     spark.kubernetes.executor.limit.cores: "3"
   server:
 `).Replace(connectYAML))},
+		{name: "new-routes", setup: then(fresh(routedYAML), gatewayRoutes)},
+		// The registration does not declare the routes: the server has its Service only.
+		{name: "new-routes-not-declared", setup: fresh(routedYAML)},
+		{name: "server-ready-routes", setup: then(fresh(routedYAML), gatewayRoutes, readySettled)},
 		{name: "server-pending", setup: then(fresh(connectYAML), settled, func(w *world) { w.advance(5 * time.Second) })},
 		{name: "server-not-ready", setup: then(fresh(connectYAML), settled, func(w *world) { w.advance(10 * time.Second); w.serverRunning(false) })},
 		{name: "server-ready", setup: then(fresh(connectYAML), ready)},

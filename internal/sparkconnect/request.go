@@ -18,7 +18,10 @@ var (
 	keyPod       = metacontroller.Key("Pod", "v1")
 	keyConfigMap = metacontroller.Key("ConfigMap", "v1")
 	keyService   = metacontroller.Key("Service", "v1")
-	childKeys    = []string{keyPod, keyConfigMap, keyService}
+	// The Gateway API routes are declared where the operator builds them (gatewayAPI.enabled).
+	keyHTTPRoute = metacontroller.Key("HTTPRoute", driver.GatewayAPIVersion)
+	keyGRPCRoute = metacontroller.Key("GRPCRoute", driver.GatewayAPIVersion)
+	childKeys    = []string{keyPod, keyConfigMap, keyService, keyHTTPRoute, keyGRPCRoute}
 )
 
 func requestErrorf(format string, args ...any) error {

@@ -189,7 +189,7 @@ func (d *decider) decide() error {
 			place = q.placement
 		}
 	}
-	objs, err := build(sc, sub, d.cfg.Driver, place)
+	objs, err := build(sc, sub, d.buildOptions(), place)
 	if err != nil {
 		msg := truncate(err.Error())
 		d.keepObserved()
@@ -198,6 +198,7 @@ func (d *decider) decide() error {
 	}
 	st.SubmissionID = sub.SubmissionID
 	st.SubmittedSpecHash = hash
+	d.reportRoutes(objs)
 
 	pod := d.podOf(sub.SubmissionID)
 	// Pods of other submissions are not live here (see checkKnown and the restart above); they
@@ -229,6 +230,28 @@ func (d *decider) decide() error {
 	}
 	d.keepWorkload()
 	return nil
+}
+
+// buildOptions are the operator's build settings with the Gateway API routes the controller
+// registration declares, which the request shows by carrying the child types.
+func (d *decider) buildOptions() driver.Options {
+	opts := d.cfg.Driver
+	_, opts.Routes.HTTPRoutes = d.in.children[keyHTTPRoute]
+	_, opts.Routes.GRPCRoutes = d.in.children[keyGRPCRoute]
+	return opts
+}
+
+// reportRoutes names the server's routes in the status, and clears those it no longer has.
+func (d *decider) reportRoutes(objs *objects) {
+	srv := &d.status.Server
+	srv.GRPCRouteName, srv.WebUIHTTPRouteName, srv.WebUIHTTPRouteAddress = "", "", ""
+	if r := objs.grpcRoute; r != nil {
+		srv.GRPCRouteName = r.Metadata.Name
+	}
+	if r := objs.httpRoute; r != nil {
+		srv.WebUIHTTPRouteName = r.Metadata.Name
+		srv.WebUIHTTPRouteAddress = driver.HTTPRouteAddress(r)
+	}
 }
 
 // checkKnown refuses a request with a live Pod whose submission is neither the one the status

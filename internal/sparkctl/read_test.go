@@ -90,7 +90,8 @@ func TestStatus(t *testing.T) {
 	running := sparkApp("default", "pi", v1beta2.ApplicationStateRunning)
 	running.Status.SubmissionID = "0b1c"
 	running.Status.SparkApplicationID = "spark-0123"
-	running.Status.DriverInfo = v1beta2.DriverInfo{PodName: "pi-driver", WebUIServiceName: "pi-ui-svc", WebUIPort: 4040}
+	running.Status.DriverInfo = v1beta2.DriverInfo{PodName: "pi-driver", WebUIServiceName: "pi-ui-svc", WebUIPort: 4040,
+		WebUIHTTPRouteName: "pi-ui-route", WebUIHTTPRouteAddress: "http://spark.example.com/default/pi"}
 	running.Status.ExecutorState = map[string]v1beta2.ExecutorState{"pi-exec-1": "RUNNING", "pi-exec-2": "RUNNING", "pi-exec-3": "FAILED"}
 	running.Status.Conditions = []metav1.Condition{{Type: "DriverReady", Status: metav1.ConditionTrue, Reason: "PodReady", Message: "the driver is ready"}}
 	submitted := sparkApp("default", "stuck", v1beta2.ApplicationStateSubmitted)
@@ -103,7 +104,8 @@ func TestStatus(t *testing.T) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.KindSparkConnect},
 		ObjectMeta: metav1.ObjectMeta{Name: "shell", Namespace: "default"},
 		Status: v1alpha1.SparkConnectStatus{State: v1alpha1.StateReady, Executors: map[string]int{"running": 2},
-			Server: v1alpha1.SparkConnectServerStatus{PodName: "shell-server", PodIP: "10.0.0.7", ServiceName: "shell-svc"}},
+			Server: v1alpha1.SparkConnectServerStatus{PodName: "shell-server", PodIP: "10.0.0.7", ServiceName: "shell-svc",
+				GRPCRouteName: "shell-grpc-route", WebUIHTTPRouteName: "shell-ui-route", WebUIHTTPRouteAddress: "/default/shell"}},
 	}
 	for _, tc := range []struct {
 		name     string
@@ -114,6 +116,7 @@ func TestStatus(t *testing.T) {
 		{"running", []string{"status", "pi"}, 0, []string{
 			"State:         RUNNING", "Attempts:      1 run(s), 1 submission(s)", "Spark app ID:  spark-0123",
 			"Driver:        pi-driver (Running, spark-kubernetes-driver: ready)", "service pi-ui-svc port 4040 (kubectl spark forward pi)",
+			"UI route:      http://spark.example.com/default/pi (HTTPRoute pi-ui-route)",
 			"Executors:     1 FAILED, 2 RUNNING", "Waiting for:   the driver to finish", "DriverReady   True", "the driver is ready",
 		}},
 		{"driver cannot start", []string{"status", "stuck"}, 0, []string{
@@ -123,7 +126,8 @@ func TestStatus(t *testing.T) {
 		{"not yet seen by the operator", []string{"status", "fresh"}, 0, []string{"State:        NEW", "fresh-driver (no such pod)", "the operator to submit it"}},
 		{"failed says why", []string{"status", "broken"}, 0, []string{"State:      FAILED", "Error:      java.lang.ClassNotFoundException: org.example.Missing"}},
 		{"scheduled", []string{"status", "scheduledsparkapp/nightly"}, 0, []string{"Schedule:        0 3 * * *", "Last run:        nightly-1", "Succeeded runs:  nightly-1"}},
-		{"spark connect", []string{"status", "sparkconnect/shell"}, 0, []string{"State:      Ready", "Server:     shell-server 10.0.0.7", "Service:    shell-svc (port 15002)", "Executors:  2 running"}},
+		{"spark connect", []string{"status", "sparkconnect/shell"}, 0, []string{"State:       Ready", "Server:      shell-server 10.0.0.7", "Service:     shell-svc (port 15002)", "Executors:   2 running",
+			"gRPC route:  shell-grpc-route", "UI route:    /default/shell on the Gateway's address (HTTPRoute shell-ui-route)"}},
 		{"unknown application", []string{"status", "nope"}, ExitError, []string{`error: SparkApplication "nope" not found in namespace "default"`}},
 		{"unknown kind", []string{"status", "job/x"}, ExitUsage, []string{`unknown kind "job"`}},
 		{"no name", []string{"status"}, ExitUsage, []string{"accepts 1 arg(s), received 0"}},

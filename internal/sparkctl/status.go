@@ -120,6 +120,7 @@ func (c *cli) appStatus(ctx context.Context, out io.Writer, cl *Clients, app *v1
 		f.add("Spark UI", fmt.Sprintf("service %s port %d (kubectl spark forward %s)", ui.WebUIServiceName, ui.WebUIPort, app.Name))
 	}
 	f.add("UI ingress", st.DriverInfo.WebUIIngressAddress)
+	f.add("UI route", routeSummary(st.DriverInfo.WebUIHTTPRouteName, st.DriverInfo.WebUIHTTPRouteAddress))
 	f.add("Executors", executorCounts(st.ExecutorState))
 	if !terminal(st.AppState.State) {
 		f.add("Waiting for", waitingFor(app, pod))
@@ -235,6 +236,18 @@ func (c *cli) scheduledStatus(out io.Writer, ssa *v1beta2.ScheduledSparkApplicat
 	return nil
 }
 
+// routeSummary is an HTTPRoute's address and name; an address without a host is a path on the
+// Gateway's own address.
+func routeSummary(name, address string) string {
+	switch {
+	case name == "":
+		return ""
+	case strings.HasPrefix(address, "/"):
+		return fmt.Sprintf("%s on the Gateway's address (HTTPRoute %s)", address, name)
+	}
+	return fmt.Sprintf("%s (HTTPRoute %s)", address, name)
+}
+
 func (c *cli) connectStatus(out io.Writer, sc *v1alpha1.SparkConnect) error {
 	st := sc.Status
 	f := &fields{w: out}
@@ -245,6 +258,8 @@ func (c *cli) connectStatus(out io.Writer, sc *v1alpha1.SparkConnect) error {
 	if st.Server.ServiceName != "" {
 		f.add("Service", st.Server.ServiceName+" (port 15002)")
 	}
+	f.add("gRPC route", st.Server.GRPCRouteName)
+	f.add("UI route", routeSummary(st.Server.WebUIHTTPRouteName, st.Server.WebUIHTTPRouteAddress))
 	var parts []string
 	for _, phase := range slices.Sorted(maps.Keys(st.Executors)) {
 		parts = append(parts, fmt.Sprintf("%d %s", st.Executors[phase], phase))

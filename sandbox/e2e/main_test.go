@@ -83,6 +83,9 @@ type suite struct {
 	metacontroller bool
 	binary         string // the sparkhooks binary the chart's Pod runs, for `sparkhooks gc`
 	dir            string // the work directory: the cluster's state and logs
+	// gatewayAPI: the cluster serves the Gateway API CRDs (SPARKHOOKS_GATEWAY_API_CRDS) and the
+	// chart declares the routes (gatewayAPI.enabled), which Metacontroller then runs.
+	gatewayAPI bool
 }
 
 var shared suite
@@ -170,6 +173,14 @@ func runMain(m *testing.M) int {
 		Images: prockubelet.NewImageTable(nil), Network: network, NodeName: systemNode,
 		NodeTaints: []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}},
 		Logf:       logf,
+	}
+	// The Gateway API CRDs hack/gateway-api/build.sh fetches (make e2e exports their directory):
+	// the routes the hooks build meet the real schemas, and the chart declares them, as a
+	// cluster that serves the Gateway API would.
+	if dir := os.Getenv(gatewayAPICRDsEnv); dir != "" {
+		options.CRDs = append(options.CRDs, dir)
+		options.ChartSet = append(options.ChartSet, "gatewayAPI.enabled=true")
+		shared.gatewayAPI = true
 	}
 	// SPARKHOOKS_E2E_CONTROLLER=metacontroller runs the suite under the real Metacontroller
 	// (METACONTROLLER_BIN) installed from its chart; by default the tests run a stand-in per

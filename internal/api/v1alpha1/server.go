@@ -109,6 +109,9 @@ func ValidateSparkConnect(sc *SparkConnect) field.ErrorList {
 			errs = append(errs, field.Invalid(field.NewPath("spec", "server", "service", "metadata", "name"), svc.Name, msg))
 		}
 	}
+	server := field.NewPath("spec", "server")
+	errs = append(errs, v1beta2.ValidateGRPCRouteConfiguration(sc.Spec.Server.GRPCRoute, server.Child("grpcRoute"))...)
+	errs = append(errs, v1beta2.ValidateHTTPRouteConfiguration(sc.Spec.Server.HTTPRoute, server.Child("httpRoute"))...)
 	app := ServerApplication(sc)
 	v1beta2.SetSparkApplicationDefaults(app)
 	imageMissing := false

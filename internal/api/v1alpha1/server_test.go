@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 )
 
 func connect(muts ...func(*SparkConnect)) *SparkConnect {
@@ -66,6 +68,14 @@ func TestValidateSparkConnect(t *testing.T) {
 		{"bad service name", func(sc *SparkConnect) {
 			sc.Spec.Server.Service = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "Connect_Svc"}}
 		}, []string{"spec.server.service.metadata.name"}},
+		{"routes", func(sc *SparkConnect) {
+			sc.Spec.Server.GRPCRoute = &v1beta2.GRPCRouteConfiguration{Hostnames: []string{"{{$appName}}.connect.example.com"}}
+			sc.Spec.Server.HTTPRoute = &v1beta2.HTTPRouteConfiguration{PathPrefix: "/{{$appNamespace}}/{{$appName}}"}
+		}, nil},
+		{"bad routes", func(sc *SparkConnect) {
+			sc.Spec.Server.GRPCRoute = &v1beta2.GRPCRouteConfiguration{ParentRefs: []v1beta2.GatewayParentReference{{}}, Hostnames: []string{"Connect"}}
+			sc.Spec.Server.HTTPRoute = &v1beta2.HTTPRouteConfiguration{PathPrefix: "ui"}
+		}, []string{"spec.server.grpcRoute.parentRefs[0].name", "spec.server.grpcRoute.hostnames[0]", "spec.server.httpRoute.pathPrefix"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

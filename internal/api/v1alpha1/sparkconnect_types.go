@@ -92,6 +92,15 @@ type ServerSpec struct {
 	// annotations and type. The ports and the selector are the server's.
 	// +optional
 	Service *corev1.Service `json:"service,omitempty"`
+	// GRPCRoute asks for a Gateway API GRPCRoute to the server's gRPC port (15002), where the
+	// operator's registration declares GRPCRoutes (chart value gatewayAPI.enabled). A
+	// sparkhooks extension.
+	// +optional
+	GRPCRoute *v1beta2.GRPCRouteConfiguration `json:"grpcRoute,omitempty"`
+	// HTTPRoute asks for a Gateway API HTTPRoute to the server's Spark UI, where the operator's
+	// registration declares HTTPRoutes. A sparkhooks extension.
+	// +optional
+	HTTPRoute *v1beta2.HTTPRouteConfiguration `json:"httpRoute,omitempty"`
 }
 
 // ExecutorSpec is the executors of the server.
@@ -161,4 +170,14 @@ type SparkConnectServerStatus struct {
 	// ServiceName is the Service clients connect to on port 15002.
 	// +optional
 	ServiceName string `json:"serviceName,omitempty"`
+	// GRPCRouteName is the server's GRPCRoute (Gateway API). A sparkhooks extension.
+	// +optional
+	GRPCRouteName string `json:"grpcRouteName,omitempty"`
+	// WebUIHTTPRouteName is the server's Spark UI HTTPRoute. A sparkhooks extension.
+	// +optional
+	WebUIHTTPRouteName string `json:"webUIHTTPRouteName,omitempty"`
+	// WebUIHTTPRouteAddress is the Spark UI's URL through that route, as in a
+	// SparkApplication's status.driverInfo. A sparkhooks extension.
+	// +optional
+	WebUIHTTPRouteAddress string `json:"webUIHTTPRouteAddress,omitempty"`
 }

@@ -286,10 +286,15 @@ type SparkUIConfiguration struct {
 	// IngressTLS is the TLS configuration of the UI Ingress.
 	// +optional
 	IngressTLS []networkingv1.IngressTLS `json:"ingressTLS,omitempty"`
+	// HTTPRoute asks for a Gateway API HTTPRoute to the UI Service, where the operator's
+	// registration declares HTTPRoutes (chart value gatewayAPI.enabled). A sparkhooks extension.
+	// +optional
+	HTTPRoute *HTTPRouteConfiguration `json:"httpRoute,omitempty"`
 }
 
-// DriverIngressConfiguration exposes one more driver port through a Service and an Ingress.
-// +kubebuilder:validation:XValidation:rule="has(self.ingressURLFormat) && size(self.ingressURLFormat) > 0",message="the Ingress URL, for example {{$appName}}.spark.example.com",fieldPath=".ingressURLFormat"
+// DriverIngressConfiguration exposes one more driver port through a Service and an Ingress, or
+// (a sparkhooks extension) Gateway API routes instead of or beside the Ingress.
+// +kubebuilder:validation:XValidation:rule="(has(self.ingressURLFormat) && size(self.ingressURLFormat) > 0) || has(self.httpRoute) || has(self.grpcRoute)",message="the Ingress URL, for example {{$appName}}.spark.example.com, or an httpRoute or grpcRoute",fieldPath=".ingressURLFormat"
 type DriverIngressConfiguration struct {
 	// ServicePort is the driver port to expose; the Service uses it as port and target port.
 	ServicePort *int32 `json:"servicePort"`
@@ -305,7 +310,8 @@ type DriverIngressConfiguration struct {
 	// +optional
 	ServiceLabels map[string]string `json:"serviceLabels,omitempty"`
 	// IngressURLFormat is the URL of the Ingress. It may contain {{$appName}},
-	// {{$appNamespace}} and {{$appId}}; http:// is assumed when there is no scheme.
+	// {{$appNamespace}} and {{$appId}}; http:// is assumed when there is no scheme. Required
+	// unless the port has a route (httpRoute or grpcRoute); empty means no Ingress.
 	// +optional
 	IngressURLFormat string `json:"ingressURLFormat,omitempty"`
 	// IngressAnnotations are added to the Ingress.
@@ -314,6 +320,15 @@ type DriverIngressConfiguration struct {
 	// IngressTLS is the TLS configuration of the Ingress.
 	// +optional
 	IngressTLS []networkingv1.IngressTLS `json:"ingressTLS,omitempty"`
+	// HTTPRoute asks for a Gateway API HTTPRoute to the port, where the operator's registration
+	// declares HTTPRoutes. The route strips its path prefix. A sparkhooks extension.
+	// +optional
+	HTTPRoute *HTTPRouteConfiguration `json:"httpRoute,omitempty"`
+	// GRPCRoute asks for a Gateway API GRPCRoute to the port, for example Spark Connect's 15002
+	// on a driver that runs the Spark Connect server, where the operator's registration declares
+	// GRPCRoutes. A sparkhooks extension.
+	// +optional
+	GRPCRoute *GRPCRouteConfiguration `json:"grpcRoute,omitempty"`
 }
 
 // Dependencies are the files and packages Spark fetches for the application.
@@ -713,6 +728,15 @@ type DriverInfo struct {
 	// WebUIIngressAddress is the URL of the Spark UI Ingress.
 	// +optional
 	WebUIIngressAddress string `json:"webUIIngressAddress,omitempty"`
+	// WebUIHTTPRouteName is the name of the Spark UI HTTPRoute (Gateway API). A sparkhooks
+	// extension.
+	// +optional
+	WebUIHTTPRouteName string `json:"webUIHTTPRouteName,omitempty"`
+	// WebUIHTTPRouteAddress is the URL of the Spark UI through its HTTPRoute: the first
+	// hostname and the path prefix, or the path alone when the route names no hostname (then
+	// the UI is at that path on the Gateway's address). A sparkhooks extension.
+	// +optional
+	WebUIHTTPRouteAddress string `json:"webUIHTTPRouteAddress,omitempty"`
 	// PodName is the name of the driver Pod.
 	// +optional
 	PodName string `json:"podName,omitempty"`

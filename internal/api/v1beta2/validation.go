@@ -649,6 +649,7 @@ func (v *specValidator) ui() {
 		v.add(validLabels(ui.ServiceLabels, p, "serviceLabels")...)
 		v.add(validAnnotations(ui.ServiceAnnotations, p, "serviceAnnotations")...)
 		v.add(validAnnotations(ui.IngressAnnotations, p, "ingressAnnotations")...)
+		v.add(ValidateHTTPRouteConfiguration(ui.HTTPRoute, p.Child("httpRoute"))...)
 	}
 
 	ports := map[int32]bool{}
@@ -671,9 +672,10 @@ func (v *specValidator) ui() {
 				v.add(field.Invalid(p.Child("servicePortName"), *opt.ServicePortName, msg))
 			}
 		}
-		if strings.TrimSpace(opt.IngressURLFormat) == "" {
-			v.add(field.Required(p.Child("ingressURLFormat"), "the Ingress URL, for example {{$appName}}.spark.example.com"))
-		} else {
+		switch {
+		case strings.TrimSpace(opt.IngressURLFormat) == "" && opt.HTTPRoute == nil && opt.GRPCRoute == nil:
+			v.add(field.Required(p.Child("ingressURLFormat"), "the Ingress URL, for example {{$appName}}.spark.example.com, or an httpRoute or grpcRoute"))
+		case strings.TrimSpace(opt.IngressURLFormat) != "":
 			if formats[opt.IngressURLFormat] {
 				v.add(field.Duplicate(p.Child("ingressURLFormat"), opt.IngressURLFormat))
 			}
@@ -683,6 +685,8 @@ func (v *specValidator) ui() {
 		v.add(validLabels(opt.ServiceLabels, p, "serviceLabels")...)
 		v.add(validAnnotations(opt.ServiceAnnotations, p, "serviceAnnotations")...)
 		v.add(validAnnotations(opt.IngressAnnotations, p, "ingressAnnotations")...)
+		v.add(ValidateHTTPRouteConfiguration(opt.HTTPRoute, p.Child("httpRoute"))...)
+		v.add(ValidateGRPCRouteConfiguration(opt.GRPCRoute, p.Child("grpcRoute"))...)
 	}
 }
 

@@ -452,6 +452,32 @@ func TestValidateSparkApplication(t *testing.T) {
 			{field.ErrorTypeRequired, "spec.driverIngressOptions[2].servicePortName", "port name"},
 			{field.ErrorTypeRequired, "spec.driverIngressOptions[2].ingressURLFormat", "Ingress URL"},
 		}},
+		{"ui http route valid with placeholders", func(a *SparkApplication) {
+			a.Spec.SparkUIOptions = &SparkUIConfiguration{HTTPRoute: &HTTPRouteConfiguration{
+				ParentRefs: []GatewayParentReference{{Name: "public", Namespace: "gateways", SectionName: "https"}},
+				Hostnames:  []string{"{{$appName}}.spark.example.com", "*.spark.example.com"},
+				PathPrefix: "/ui/{{$appNamespace}}/{{$appId}}",
+			}}
+		}, nil},
+		{"ui http route invalid", func(a *SparkApplication) {
+			a.Spec.SparkUIOptions = &SparkUIConfiguration{HTTPRoute: &HTTPRouteConfiguration{
+				ParentRefs:  []GatewayParentReference{{Namespace: "Gateways"}, {Name: "gw", SectionName: "HTTPS"}, {Name: "gw", SectionName: "HTTPS"}},
+				Hostnames:   []string{"10.0.0.1", "Spark.example.com", "{{$user}}.example.com"},
+				PathPrefix:  "ui//{{$appName}}?x",
+				Annotations: map[string]string{"bad key!": "v"},
+			}}
+		}, []wantErr{
+			{field.ErrorTypeRequired, "spec.sparkUIOptions.httpRoute.parentRefs[0].name", "the Gateway's name"},
+			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.parentRefs[0].namespace", "lowercase"},
+			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.parentRefs[1].sectionName", "the name of a Gateway listener"},
+			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.parentRefs[2].sectionName", "the name of a Gateway listener"},
+			{field.ErrorTypeDuplicate, "spec.sparkUIOptions.httpRoute.parentRefs[2]", ""},
+			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.hostnames[0]", "not an IP address"},
+			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.hostnames[1]", "lower-case DNS name"},
+			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.hostnames[2]", "a placeholder other than {{$appName}}"},
+			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.pathPrefix", "must start with /; must be URL path characters only"},
+			{field.ErrorTypeInvalid, "spec.sparkUIOptions.httpRoute.annotations", ""},
+		}},
 
 		// Extensions.
 		{"zero and negative timeouts", func(a *SparkApplication) {

@@ -67,6 +67,11 @@ type Options struct {
 	// Chart is sparkhooks' chart directory; ChartSet are --set arguments for its install.
 	Chart    string
 	ChartSet []string
+	// CRDs are directories of CustomResourceDefinitions the cluster serves before the charts go
+	// in, as an administrator installs an API the chart's registrations name (the Gateway API's:
+	// hack/gateway-api/build.sh): Metacontroller does not start a controller whose child the
+	// cluster does not serve.
+	CRDs []string
 	// Sparkhooks is the binary the chart's Deployment runs (the image's /sparkhooks).
 	Sparkhooks string
 	// Metacontroller is the upstream binary; empty runs the local stand-in instead.
@@ -264,6 +269,18 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	return s, nil
 }
 
+// installCRDs applies the CustomResourceDefinitions in dir, server-side (some are too big for
+// kubectl's last-applied annotation), and waits until the API server serves them.
+func (s *Stack) installCRDs(ctx context.Context, dir string) error {
+	if out, err := localcluster.Kubectl(ctx, s.Kubeconfig, "apply", "--server-side", "-f", dir); err != nil {
+		return fmt.Errorf("applying the CRDs in %s: %w: %s", dir, err, out)
+	}
+	if out, err := localcluster.Kubectl(ctx, s.Kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", "-f", dir); err != nil {
+		return fmt.Errorf("the CRDs in %s are not established: %w: %s", dir, err, out)
+	}
+	return nil
+}
+
 // installCharts installs sparkhooks' chart and, as the options say, Metacontroller from its own
 // chart or the stand-in, and returns once the controllers run.
 func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kubernetes.Interface, phase func(string)) error {
@@ -297,6 +314,11 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 	default:
 		s.Controller = "the local stand-in for Metacontroller (not Metacontroller: docs/local.md)"
 		if err := installCompositeControllerCRD(ctx, s.Admin); err != nil {
+			return err
+		}
+	}
+	for _, dir := range o.CRDs {
+		if err := s.installCRDs(ctx, dir); err != nil {
 			return err
 		}
 	}
