@@ -120,6 +120,8 @@ func (c *cli) appStatus(ctx context.Context, out io.Writer, cl *Clients, app *v1
 		f.add("Spark UI", fmt.Sprintf("service %s port %d (kubectl spark forward %s)", ui.WebUIServiceName, ui.WebUIPort, app.Name))
 	}
 	f.add("UI ingress", st.DriverInfo.WebUIIngressAddress)
+	// The History Server shows the UI from the event log, also once the driver is gone.
+	f.add("History", st.HistoryURL)
 	f.add("Executors", executorCounts(st.ExecutorState))
 	if !terminal(st.AppState.State) {
 		f.add("Waiting for", waitingFor(app, pod))
