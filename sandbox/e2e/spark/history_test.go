@@ -1,0 +1,135 @@
+//go:build e2e
+
+package spark
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
+)
+
+// TestHistoryServer turns on the operator's default event log and the chart's History Server, as
+// an administrator would with helm upgrade, runs SparkPi and PySpark's pi without a word about
+// event logs in their specs, and then, with their drivers gone, finds both in the History Server
+// with their jobs. The log dir is a hostPath on the one node (the process kubelet mounts no
+// claims); its namespace allows hostPath volumes, which baseline Pod Security forbids.
+func TestHistoryServer(t *testing.T) {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "sparkhooks-spark-events-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Drivers run as the image's spark user; so does the History Server.
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	volume, err := json.Marshal(map[string]any{"hostPath": map[string]string{"path": dir, "type": "Directory"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	if err := shared.stack.SetChartValues(ctx,
+		`eventLog.dir="file:`+dir+`"`, "eventLog.volume="+string(volume), "historyServer.enabled=true"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("helm upgrade with the event log and the History Server: %s", time.Since(started).Round(100*time.Millisecond))
+	t.Cleanup(func() {
+		if err := shared.stack.SetChartValues(ctx, "eventLog=null", "historyServer=null"); err != nil {
+			t.Errorf("restoring the chart's values: %v", err)
+		}
+	})
+
+	n := newNamespaceWithLabels(t, "history", map[string]string{podSecurityEnforce: "privileged"})
+	apps := map[string]string{"spark-pi": "spark-pi.yaml", "pyspark-pi": "pyspark-pi.yaml"}
+	for _, file := range apps {
+		n.applyExample(file)
+	}
+	historyServer := &namespace{t: t, name: stack.SparkhooksNamespace, core: n.core, dyn: n.dyn}
+	ids := map[string]string{} // application name by Spark application id
+	for name := range apps {
+		app := n.waitAppState(name, "COMPLETED", appTimeout)
+		id := nestedString(app, "status", "sparkApplicationId")
+		want := fmt.Sprintf("http://sparkhooks-history.%s.svc:18080/history/%s/jobs/", stack.SparkhooksNamespace, id)
+		if got := nestedString(app, "status", "historyURL"); got != want {
+			t.Errorf("%s: status.historyURL %q, want %q", name, got, want)
+		}
+		ids[id] = name
+		driver := nestedString(app, "status", "driverInfo", "podName")
+		if _, err := n.kubectl("delete", "sparkapplication", name, "--wait"); err != nil {
+			t.Fatal(err)
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			_, err := n.pod(driver)
+			return apierrors.IsNotFound(err), nil
+		}); err != nil {
+			t.Fatalf("driver %s of %s still there a minute after the application was deleted", driver, name)
+		}
+	}
+	gone := time.Now()
+
+	// The server scans the dir every 10 s (spark.history.fs.update.interval).
+	type attempt struct {
+		Completed bool `json:"completed"`
+	}
+	var listing string
+	var lastErr error
+	var base string
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(context.Context) (bool, error) {
+		if base, lastErr = historyServer.serviceURL("sparkhooks-history", 18080); lastErr != nil {
+			return false, nil
+		}
+		if listing, lastErr = httpGet(base + "/api/v1/applications"); lastErr != nil {
+			return false, nil
+		}
+		var list []struct {
+			ID       string    `json:"id"`
+			Attempts []attempt `json:"attempts"`
+		}
+		if lastErr = json.Unmarshal([]byte(listing), &list); lastErr != nil {
+			return false, nil
+		}
+		found := 0
+		for _, a := range list {
+			if _, ok := ids[a.ID]; ok && len(a.Attempts) > 0 && a.Attempts[0].Completed {
+				found++
+			}
+		}
+		return found == len(ids), nil
+	}); err != nil {
+		t.Fatalf("the History Server does not list %v as completed within 2 minutes (last error %v): %s", ids, lastErr, listing)
+	}
+	t.Logf("both applications listed as completed %s after their drivers were gone", time.Since(gone).Round(100*time.Millisecond))
+
+	for id, name := range ids {
+		jobs, err := httpGet(base + "/api/v1/applications/" + id + "/jobs")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var list []struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(jobs), &list); err != nil {
+			t.Fatalf("%s: %v: %s", name, err, jobs)
+		}
+		if len(list) == 0 || list[0].Status != "SUCCEEDED" {
+			t.Errorf("%s: the History Server has jobs %s, want a SUCCEEDED one (the reduce of pi)", name, jobs)
+		}
+		page, err := httpGet(base + "/history/" + id + "/jobs/")
+		if err != nil {
+			t.Fatalf("%s: the page status.historyURL names: %v", name, err)
+		}
+		if !strings.Contains(page, "Spark Jobs") {
+			t.Errorf("%s: the History Server's page of %s shows no jobs:\n%s", name, id, tail(page, 20))
+		}
+	}
+}
