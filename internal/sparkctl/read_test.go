@@ -124,7 +124,7 @@ func TestStatus(t *testing.T) {
 		}},
 		{"not yet seen by the operator", []string{"status", "fresh"}, 0, []string{"State:        NEW", "fresh-driver (no such pod)", "the operator to submit it"}},
 		{"failed says why", []string{"status", "broken"}, 0, []string{"State:      FAILED", "Error:      java.lang.ClassNotFoundException: org.example.Missing"}},
-		{"history", []string{"status", "done"}, 0, []string{"State:      COMPLETED", "History:    http://spark-history.example.com/history/spark-0456/jobs/"}},
+		{"history", []string{"status", "done"}, 0, []string{"State:      COMPLETED", "History:    http://spark-history.example.com/history/spark-0456/jobs/ (kubectl spark ui done)"}},
 		{"scheduled", []string{"status", "scheduledsparkapp/nightly"}, 0, []string{"Schedule:        0 3 * * *", "Last run:        nightly-1", "Succeeded runs:  nightly-1"}},
 		{"spark connect", []string{"status", "sparkconnect/shell"}, 0, []string{"State:      Ready", "Server:     shell-server 10.0.0.7", "Service:    shell-svc (port 15002)", "Executors:  2 running"}},
 		{"unknown application", []string{"status", "nope"}, ExitError, []string{`error: SparkApplication "nope" not found in namespace "default"`}},

@@ -121,7 +121,9 @@ func (c *cli) appStatus(ctx context.Context, out io.Writer, cl *Clients, app *v1
 	}
 	f.add("UI ingress", st.DriverInfo.WebUIIngressAddress)
 	// The History Server shows the UI from the event log, also once the driver is gone.
-	f.add("History", st.HistoryURL)
+	if st.HistoryURL != "" {
+		f.add("History", fmt.Sprintf("%s (kubectl spark ui %s)", st.HistoryURL, app.Name))
+	}
 	f.add("Executors", executorCounts(st.ExecutorState))
 	if !terminal(st.AppState.State) {
 		f.add("Waiting for", waitingFor(app, pod))
