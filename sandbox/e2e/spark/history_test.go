@@ -3,11 +3,16 @@
 package spark
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,8 +24,9 @@ import (
 
 // TestHistoryServer turns on the operator's default event log and the chart's History Server, as
 // an administrator would with helm upgrade, runs SparkPi and PySpark's pi without a word about
-// event logs in their specs, and then, with their drivers gone, finds both in the History Server
-// with their jobs. The log dir is a hostPath on the one node (the process kubelet mounts no
+// event logs in their specs, and then, with their drivers gone (SparkPi's application deleted,
+// PySpark's driver pod ended), finds both in the History Server with their jobs, and PySpark's
+// page through kubectl spark ui. The log dir is a hostPath on the one node (the process kubelet mounts no
 // claims); its namespace allows hostPath volumes, which baseline Pod Security forbids.
 func TestHistoryServer(t *testing.T) {
 	ctx := context.Background()
@@ -56,6 +62,7 @@ func TestHistoryServer(t *testing.T) {
 	}
 	historyServer := &namespace{t: t, name: stack.SparkhooksNamespace, core: n.core, dyn: n.dyn}
 	ids := map[string]string{} // application name by Spark application id
+	var pysparkID string
 	for name := range apps {
 		app := n.waitAppState(name, "COMPLETED", appTimeout)
 		id := nestedString(app, "status", "sparkApplicationId")
@@ -64,6 +71,10 @@ func TestHistoryServer(t *testing.T) {
 			t.Errorf("%s: status.historyURL %q, want %q", name, got, want)
 		}
 		ids[id] = name
+		if name == "pyspark-pi" {
+			pysparkID = id
+			continue // its driver pod has ended; kubectl spark ui below needs the application
+		}
 		driver := nestedString(app, "status", "driverInfo", "podName")
 		if _, err := n.kubectl("delete", "sparkapplication", name, "--wait"); err != nil {
 			t.Fatal(err)
@@ -132,4 +143,67 @@ func TestHistoryServer(t *testing.T) {
 			t.Errorf("%s: the History Server's page of %s shows no jobs:\n%s", name, id, tail(page, 20))
 		}
 	}
+	checkUI(t, n, "pyspark-pi", pysparkID)
+}
+
+// uiURL is the line kubectl spark ui prints once its forward listens.
+var uiURL = regexp.MustCompile(`History Server page of [a-z-]+: (http://localhost:\d+/\S+)`)
+
+// checkUI runs kubectl-spark ui for an application whose driver has ended and reads the
+// History Server's page of it through the port-forward it prints, then stops it with Ctrl-C.
+func checkUI(t *testing.T, n *namespace, app, id string) {
+	t.Helper()
+	binary := filepath.Join(t.TempDir(), "kubectl-spark")
+	if out, err := exec.Command("go", "build", "-C", repoRoot, "-o", binary, "./cmd/kubectl-spark").CombinedOutput(); err != nil {
+		t.Fatalf("building kubectl-spark: %v\n%s", err, out)
+	}
+	ui := exec.Command(binary, "--kubeconfig", shared.stack.Kubeconfig, "--namespace", n.name, "ui", app)
+	stdout, err := ui.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	ui.Stderr = &stderr
+	if err := ui.Start(); err != nil {
+		t.Fatal(err)
+	}
+	found := make(chan string, 1)
+	exited := make(chan error, 1)
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			if m := uiURL.FindStringSubmatch(scanner.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+		exited <- ui.Wait()
+	}()
+	defer func() {
+		_ = ui.Process.Signal(syscall.SIGINT)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = ui.Process.Kill()
+			t.Errorf("kubectl spark ui did not stop within 30 s of Ctrl-C")
+		}
+	}()
+	var page string
+	select {
+	case page = <-found:
+	case err := <-exited:
+		t.Fatalf("kubectl spark ui %s exited: %v\n%s", app, err, stderr.String())
+	case <-time.After(time.Minute):
+		t.Fatalf("kubectl spark ui %s printed no URL within a minute\n%s", app, stderr.String())
+	}
+	if !strings.HasSuffix(page, "/history/"+id+"/jobs/") {
+		t.Errorf("kubectl spark ui %s prints %s, want the History Server's page of %s", app, page, id)
+	}
+	body, err := httpGet(page)
+	if err != nil {
+		t.Fatalf("the page kubectl spark ui prints: %v", err)
+	}
+	if !strings.Contains(body, "Spark Jobs") {
+		t.Errorf("%s shows no jobs:\n%s", page, tail(body, 20))
+	}
+	t.Logf("kubectl spark ui %s: %s", app, page)
 }
