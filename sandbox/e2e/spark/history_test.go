@@ -17,6 +17,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
@@ -52,6 +53,24 @@ func TestHistoryServer(t *testing.T) {
 	t.Cleanup(func() {
 		if err := shared.stack.SetChartValues(ctx, "eventLog=null", "historyServer=null"); err != nil {
 			t.Errorf("restoring the chart's values: %v", err)
+			return
+		}
+		// The next tests run in baseline namespaces, where a driver with the hostPath volume
+		// would be refused.
+		core, err := kubernetesClient(shared.stack.Admin)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		dep, err := core.AppsV1().Deployments(stack.SparkhooksNamespace).Get(ctx, "sparkhooks", metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("reading the hook server's Deployment: %v", err)
+			return
+		}
+		for _, arg := range dep.Spec.Template.Spec.Containers[0].Args {
+			if strings.HasPrefix(arg, "--default-event-log") || strings.HasPrefix(arg, "--history-server-url") {
+				t.Errorf("the chart's values are restored, but the hook server still runs with %s", arg)
+			}
 		}
 	})
 
