@@ -254,6 +254,11 @@ func (s *started) checkHistory(t *testing.T, app string) {
 			t.Fatalf("the sandbox did not say its History Server is ready within 3 minutes:\n%s", s.output)
 		}
 	}
+	for _, line := range strings.Split(s.output.String(), "\n") {
+		if strings.Contains(line, "The History Server is ready") {
+			t.Log(line)
+		}
+	}
 	id, _ := s.kubectl("get", "sparkapp", app, "-o", "jsonpath={.status.sparkApplicationId}")
 	page, _ := s.kubectl("get", "sparkapp", app, "-o", "jsonpath={.status.historyURL}")
 	if want := "http://sparkhooks-history.sparkhooks.svc:18080/history/" + id + "/jobs/"; id == "" || page != want {
