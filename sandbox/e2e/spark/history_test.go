@@ -162,15 +162,17 @@ func TestHistoryServer(t *testing.T) {
 			t.Errorf("%s: the History Server's page of %s shows no jobs:\n%s", name, id, tail(page, 20))
 		}
 	}
-	checkUI(t, n, "pyspark-pi", pysparkID)
+	checkUI(t, n, "pyspark-pi", pysparkID, ids)
 }
 
 // uiURL is the line kubectl spark ui prints once its forward listens.
 var uiURL = regexp.MustCompile(`History Server page of [a-z-]+: (http://localhost:\d+/\S+)`)
 
 // checkUI runs kubectl-spark ui for an application whose driver has ended and reads the
-// History Server's page of it through the port-forward it prints, then stops it with Ctrl-C.
-func checkUI(t *testing.T, n *namespace, app, id string) {
+// History Server's page of it through the port-forward it prints, has headless Chromium render
+// the server's listing (which its scripts draw) through the same forward and finds every id of
+// listed in it, then stops kubectl-spark with Ctrl-C.
+func checkUI(t *testing.T, n *namespace, app, id string, listed map[string]string) {
 	t.Helper()
 	binary := filepath.Join(t.TempDir(), "kubectl-spark")
 	if out, err := exec.Command("go", "build", "-C", repoRoot, "-o", binary, "./cmd/kubectl-spark").CombinedOutput(); err != nil {
@@ -225,4 +227,22 @@ func checkUI(t *testing.T, n *namespace, app, id string) {
 		t.Errorf("%s shows no jobs:\n%s", page, tail(body, 20))
 	}
 	t.Logf("kubectl spark ui %s: %s", app, page)
+
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("headless Chromium renders the History Server's listing: install Debian's chromium package (.ci/run does): %v", err)
+	}
+	root := page[:strings.Index(page, "/history/")+1]
+	started := time.Now()
+	// Root has no user namespace for Chromium's sandbox; the page is the test's own server's.
+	dom, err := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000", "--dump-dom", root).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom %s: %v", root, err)
+	}
+	for listedID, name := range listed {
+		if !strings.Contains(string(dom), listedID) {
+			t.Errorf("the History Server's listing as Chromium renders it has no %s (%s):\n%s", listedID, name, tail(string(dom), 40))
+		}
+	}
+	t.Logf("Chromium rendered the listing with %d applications in %s", len(listed), time.Since(started).Round(100*time.Millisecond))
 }
