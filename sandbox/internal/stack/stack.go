@@ -159,8 +159,8 @@ type Stack struct {
 	skipSchemaValidation bool
 	// upgradeMu serialises the release's upgrades.
 	upgradeMu sync.Mutex
-	cancel          context.CancelFunc
-	running         sync.WaitGroup
+	cancel    context.CancelFunc
+	running   sync.WaitGroup
 }
 
 // Start starts the cluster and returns once the charts are installed and their Pods are ready.
