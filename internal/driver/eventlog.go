@@ -18,7 +18,7 @@ type EventLog struct {
 	Dir string
 	// Volume, when set, is mounted in the driver at Dir's path, which must then be a local
 	// one (file:/...): a ReadWriteMany persistentVolumeClaim, an nfs or a hostPath volume the
-	// History Server mounts too. Its name is the driver's volume name.
+	// History Server mounts too. Its name is ignored: in the driver it is EventLogVolumeName.
 	Volume *corev1.Volume
 }
 
@@ -48,8 +48,11 @@ func (e EventLog) Validate() error {
 		return fmt.Errorf("event log dir %q: %w", e.Dir, err)
 	}
 	if e.Volume == nil {
-		if u.Scheme == "" {
+		switch u.Scheme {
+		case "":
 			return fmt.Errorf("event log dir %q has no scheme: a local path needs the volume it is on (file:%s and a volume)", e.Dir, e.Dir)
+		case "file":
+			return fmt.Errorf("event log dir %q is local: without the volume it is on, each log would stay in its driver's container", e.Dir)
 		}
 		return nil
 	}
@@ -78,7 +81,8 @@ func (e EventLog) mountPath() (string, error) {
 // log, key by key: a property the application sets wins, and an application that turns event
 // logs off keeps them off. Rolling files (Spark 3.0 and later) keep a long job's log readable by
 // the History Server, which otherwise replays one file that only grows; compression (zstd, Spark's
-// event log codec since 3.0, the default from 4.0) makes it a fraction of the size.
+// event log codec since 3.0) makes it a fraction of the size, and Spark 3.x does not compress by
+// default.
 func (b *builder) eventLogProperties() {
 	def := b.opts.EventLog
 	if def.Dir == "" {

@@ -114,6 +114,7 @@ func TestEventLogValidate(t *testing.T) {
 		{name: "claim, three slashes", e: EventLog{Dir: "file:///spark-events", Volume: pvc}},
 		{name: "volume without a dir", e: EventLog{Volume: pvc}, wantErr: true},
 		{name: "path without a scheme", e: EventLog{Dir: "/spark-events"}, wantErr: true},
+		{name: "local dir without its volume", e: EventLog{Dir: "file:/spark-events"}, wantErr: true},
 		{name: "path without a scheme on a volume", e: EventLog{Dir: "/spark-events", Volume: pvc}, wantErr: true},
 		{name: "object store on a volume", e: EventLog{Dir: "s3a://bucket/events", Volume: pvc}, wantErr: true},
 		{name: "the root", e: EventLog{Dir: "file:/", Volume: pvc}, wantErr: true},

@@ -159,8 +159,8 @@ func inClusterService(host string) (name, namespace string, ok bool) {
 	return parts[0], parts[1], true
 }
 
-// serviceBackend is a ready pod behind a Service's port, and the pod's port it targets, which is
-// what kubectl port-forward service/NAME picks too.
+// serviceBackend is a ready pod behind a Service's port and the pod's port it targets: a
+// port-forward reaches pods, not Services, as kubectl port-forward service/NAME also resolves.
 func serviceBackend(ctx context.Context, cl *Clients, namespace, name string, port int) (*corev1.Pod, int, error) {
 	obj, err := cl.Dynamic.Resource(servicesGVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
