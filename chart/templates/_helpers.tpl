@@ -89,3 +89,47 @@ elsewhere or the cluster needs the full domain.
 {{- $ns := .Release.Namespace -}}
 {{- list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.%s" $svc $ns .Values.clusterDomain) | toJson }}
 {{- end }}
+
+{{/*
+The History Server's own name and labels: not the hook server's selector labels, so that the
+hooks' Service, PodDisruptionBudget and NetworkPolicy never select its Pod.
+*/}}
+{{- define "sparkhooks.historyServer.fullname" -}}
+{{- printf "%s-history" (include "sparkhooks.fullname" . | trunc 55 | trimSuffix "-") }}
+{{- end }}
+
+{{- define "sparkhooks.historyServer.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "sparkhooks.name" . | trunc 48 | trimSuffix "-" }}-history-server
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: history-server
+{{- end }}
+
+{{- define "sparkhooks.historyServer.labels" -}}
+helm.sh/chart: {{ include "sparkhooks.chart" . }}
+{{ include "sparkhooks.historyServer.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.historyServer.image.tag | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The local path of a file: event log dir (file:/p or file:///p), where its volume is mounted. */}}
+{{- define "sparkhooks.eventLog.mountPath" -}}
+{{- .Values.eventLog.dir | trimPrefix "file://" | trimPrefix "file:" }}
+{{- end }}
+
+{{/*
+--history-server-url: historyServer.url, else the Ingress's URL, else the Service's in-cluster
+URL; empty without a History Server.
+*/}}
+{{- define "sparkhooks.historyServer.url" -}}
+{{- $hs := .Values.historyServer }}
+{{- if $hs.url }}
+{{- $hs.url }}
+{{- else if and $hs.enabled $hs.ingress.enabled $hs.ingress.host }}
+{{- printf "%s://%s%s" (ternary "https" "http" (gt (len $hs.ingress.tls) 0)) $hs.ingress.host (trimSuffix "/" $hs.ingress.path) }}
+{{- else if $hs.enabled }}
+{{- printf "http://%s.%s.svc:%d" (include "sparkhooks.historyServer.fullname" .) .Release.Namespace (int $hs.service.port) }}
+{{- end }}
+{{- end }}

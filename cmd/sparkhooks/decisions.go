@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -66,6 +68,12 @@ func addDecisionFlags(f *envDefault, o *decisionOptions) {
 		"longest wait between two syncs of a ScheduledSparkApplication, so that clock changes are picked up")
 	f.int64(&o.spark.DefaultTimeToLiveSeconds, "default-time-to-live-seconds", "SPARKHOOKS_DEFAULT_TIME_TO_LIVE_SECONDS", def.DefaultTimeToLiveSeconds,
 		"time to live of a finished SparkApplication whose spec sets no timeToLiveSeconds, after which sparkhooks gc deletes it (0: none)")
+	f.string(&o.spark.Driver.EventLog.Dir, "default-event-log-dir", "SPARKHOOKS_DEFAULT_EVENT_LOG_DIR", def.Driver.EventLog.Dir,
+		"spark.eventLog.dir of applications and Spark Connect servers that set none, with event logs on, rolling and compressed unless they say otherwise: s3a://bucket/prefix, hdfs://..., or file:/path with --default-event-log-volume (empty: Spark's own default, no event log)")
+	f.jsonValue(&o.spark.Driver.EventLog.Volume, "default-event-log-volume", "SPARKHOOKS_DEFAULT_EVENT_LOG_VOLUME",
+		`the volume --default-event-log-dir (file:/path) is on, mounted in drivers at that path, as a JSON core/v1 Volume: a ReadWriteMany persistentVolumeClaim, nfs or hostPath, e.g. {"persistentVolumeClaim":{"claimName":"spark-events"}}`)
+	f.string(&o.spark.HistoryServerURL, "history-server-url", "SPARKHOOKS_HISTORY_SERVER_URL", def.HistoryServerURL,
+		"base URL of the History Server that reads --default-event-log-dir: applications that log there name their page under it in status.historyURL (empty: none)")
 	f.integer(&o.spark.MaxTrackedExecutors, "max-tracked-executors", "SPARKHOOKS_MAX_TRACKED_EXECUTORS", def.MaxTrackedExecutors,
 		"most executors listed in status.executorState; the rest are counted")
 }
@@ -94,6 +102,18 @@ func (o decisionOptions) validate() error {
 	}
 	if err := validateRouteDefaults(o.spark.Driver.Routes); err != nil {
 		return err
+	}
+	if err := o.spark.Driver.EventLog.Validate(); err != nil {
+		return fmt.Errorf("--default-event-log-dir, --default-event-log-volume: %w", err)
+	}
+	if u := o.spark.HistoryServerURL; u != "" {
+		parsed, err := url.Parse(u)
+		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+			return fmt.Errorf("--history-server-url %q is not an http or https URL", u)
+		}
+		if o.spark.Driver.EventLog.Dir == "" {
+			return errors.New("--history-server-url needs --default-event-log-dir: the History Server shows the applications that log there")
+		}
 	}
 	if o.spark.MaxTrackedExecutors <= 0 {
 		return fmt.Errorf("--max-tracked-executors must be > 0, got %d", o.spark.MaxTrackedExecutors)

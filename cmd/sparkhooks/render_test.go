@@ -224,3 +224,51 @@ func TestRenderGatewayRoutes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, kinds(out), "GRPCRoute")
 }
+
+// The operator's default event log reaches the rendered driver (its properties and the volume
+// it is on) and the status names the History Server page; settings that cannot work are refused
+// before anything is rendered.
+func TestRenderDefaultEventLog(t *testing.T) {
+	app := writeFile(t, renderApp)
+	out, err := renderArgs(t, "-f", app, "-o", "json",
+		"--default-event-log-dir", "file:/spark-events",
+		"--default-event-log-volume", `{"persistentVolumeClaim":{"claimName":"spark-events"}}`,
+		"--history-server-url", "http://spark-history.example.com:18080")
+	require.NoError(t, err)
+	var rendered struct {
+		Status   map[string]any   `json:"status"`
+		Children []map[string]any `json:"children"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rendered))
+	assert.Regexp(t, `^http://spark-history\.example\.com:18080/history/spark-[0-9a-f]{32}/jobs/$`, rendered.Status["historyURL"])
+	for _, child := range rendered.Children {
+		switch child["kind"] {
+		case "ConfigMap":
+			assert.Contains(t, child["data"].(map[string]any)["spark.properties"], "spark.eventLog.dir=file\\:/spark-events\n")
+		case "Pod":
+			assert.Contains(t, mustMarshal(t, child["spec"]), `{"name":"spark-event-log","persistentVolumeClaim":{"claimName":"spark-events"}}`)
+		}
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--default-event-log-dir", "/spark-events"}, "has no scheme"},
+		{[]string{"--default-event-log-volume", `{"persistentVolumeClaim":{"claimName":"x"}}`}, "needs an event log dir"},
+		{[]string{"--default-event-log-dir", "s3a://logs/events", "--default-event-log-volume", `{"hostPath":{"path":"/x"}}`}, "must be a local directory"},
+		{[]string{"--default-event-log-volume", `{"persistentVolumeClaim":{"claimNam":"x"}}`}, "not the JSON this setting takes"},
+		{[]string{"--history-server-url", "http://history.example.com"}, "--history-server-url needs --default-event-log-dir"},
+		{[]string{"--default-event-log-dir", "s3a://logs/events", "--history-server-url", "history.example.com"}, "is not an http or https URL"},
+	} {
+		_, err := renderArgs(t, append([]string{"-f", app}, tc.args...)...)
+		assert.ErrorContains(t, err, tc.want, "%v", tc.args)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}

@@ -64,6 +64,9 @@ type manifest struct {
 	networkPolicies      []*networkingv1.NetworkPolicy
 	cronJobs             []*batchv1.CronJob
 	compositeControllers []*compositeController
+	// historyServer holds the objects of the History Server (historyServer.enabled), kept apart
+	// from the hook server's of the same kinds.
+	historyServer historyServerObjects
 	// Kinds whose Go types live in modules this repository does not depend on (cert-manager,
 	// Prometheus Operator); their fields are checked by path.
 	certificates    []*unstructured.Unstructured
@@ -147,6 +150,9 @@ func (m *manifest) add(doc []byte) error {
 	obj, _, err := strictDecoder.Decode(doc, nil, nil)
 	if err != nil {
 		return fmt.Errorf("decode %s %s: %w", tm.APIVersion, tm.Kind, err)
+	}
+	if m.historyServer.add(obj) {
+		return nil
 	}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:

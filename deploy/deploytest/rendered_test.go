@@ -68,6 +68,9 @@ type rendering struct {
 	// defaultServiceAccount: --default-service-account, "" when not given.
 	defaultServiceAccount string
 	gcDryRun              bool
+	// historyServer: historyServer.enabled, with the event log on an nfs volume and an Ingress
+	// with TLS.
+	historyServer bool
 }
 
 var renderings = []rendering{
@@ -95,6 +98,7 @@ var renderings = []rendering{
 		defaultTTL:            "315360000",
 		defaultServiceAccount: "spark-runner",
 		gcDryRun:              true,
+		historyServer:         true,
 	},
 }
 
@@ -128,6 +132,7 @@ func TestRenderedChart(t *testing.T) {
 			c.gc()
 			c.events()
 			c.userRoles()
+			c.historyServer()
 		})
 	}
 }

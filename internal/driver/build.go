@@ -63,6 +63,8 @@ type Options struct {
 	NetworkPolicies bool
 	// PodSets asks for the pod sets a queue (Kueue) admits the application by: Objects.PodSets.
 	PodSets bool
+	// EventLog is the event log of applications that choose none (EventLog.Validate).
+	EventLog EventLog
 }
 
 // Objects are the children of one attempt. Optional ones are nil or empty.
@@ -88,6 +90,9 @@ type Objects struct {
 	// PodSets are the driver and executor pod sets, with the resources and scheduling fields of
 	// the pods Spark will create, when Options.PodSets asks for them. They are not children.
 	PodSets []kueue.PodSet
+	// DefaultEventLog says that the attempt writes its event log to Options.EventLog.Dir, where
+	// the operator's History Server reads it. It is not a child.
+	DefaultEventLog bool
 }
 
 // List returns the objects in a fixed order, as Metacontroller children.

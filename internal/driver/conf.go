@@ -31,6 +31,8 @@ func (b *builder) sparkProperties() error {
 	b.dynamicAllocationProperties()
 	b.submitProperties()
 	b.dependencyProperties()
+	b.eventLogProperties()
+	b.objs.DefaultEventLog = b.defaultEventLog()
 	b.featureStepProperties()
 	return nil
 }

@@ -86,6 +86,9 @@ func (b *builder) driverPod() error {
 	d.podTemplateVolume()
 	d.customize()
 	d.mountConfVolumes()
+	if err := d.eventLogVolume(); err != nil {
+		return fmt.Errorf("event log: %w", err)
+	}
 	d.privilegeEscalation()
 	d.localDirs()
 	d.confVolume()

@@ -30,6 +30,10 @@ type Config struct {
 	// none (Kubeflow's --default-time-to-live-seconds); 0 means none. It is never written into
 	// the spec: the spec's value, whatever it is, wins.
 	DefaultTimeToLiveSeconds int64
+	// HistoryServerURL is the base URL of the History Server that reads Driver.EventLog.Dir.
+	// An attempt that logs there names its page, <url>/history/<spark app id>/jobs/, in
+	// status.historyURL. Empty: no History Server.
+	HistoryServerURL string
 }
 
 // DefaultConfig returns the settings the server starts with.

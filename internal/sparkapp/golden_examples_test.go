@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
@@ -93,6 +94,17 @@ func edgeCases() []goldenCase {
 			w.driverExited(0, "Completed")
 			w.settle()
 		})},
+		{name: "new-event-log-default", setup: then(fresh(sparkPi), eventLogDefault(nil))},
+		{name: "new-event-log-default-volume", setup: then(fresh(sparkPi), eventLogDefault(&corev1.Volume{VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "spark-events"}}}))},
+		{name: "new-event-log-overridden", setup: then(fresh(sparkPi+`  sparkConf:
+    spark.eventLog.dir: s3a://team-a-logs/events
+    spark.eventLog.rolling.maxFileSize: 256m
+`), eventLogDefault(nil))},
+		{name: "completed-event-log-default", setup: then(runningFrom(then(fresh(sparkPi), eventLogDefault(nil)), 2), func(w *world) {
+			w.driverExited(0, "Completed")
+			w.settle()
+		})},
 		{name: "new-driver-ingress-options", setup: fresh(sparkPi + `  driverIngressOptions:
     - servicePort: 15002
       servicePortName: spark-connect
@@ -108,6 +120,19 @@ func kubeScheduler(w *world) {
 	w.cfg.Driver.KubeSchedulerNames = []string{"scheduler-plugins-scheduler"}
 	w.cfg.Driver.DefaultBatchScheduler = "scheduler-plugins-scheduler"
 	w.children[keyCoschedulingPodGroup] = map[string]map[string]any{}
+}
+
+// eventLogDefault sets the operator's default event log (--default-event-log-dir, on the volume
+// of --default-event-log-volume when given) and its History Server (--history-server-url).
+func eventLogDefault(vol *corev1.Volume) func(w *world) {
+	return func(w *world) {
+		w.cfg.Driver.EventLog.Dir = "s3a://spark-logs/events"
+		if vol != nil {
+			w.cfg.Driver.EventLog.Dir = "file:/spark-events"
+			w.cfg.Driver.EventLog.Volume = vol
+		}
+		w.cfg.HistoryServerURL = "https://spark-history.example.com"
+	}
 }
 
 // withLocalDir gives driver and executors a spark-local-dir-* volume of the given source.

@@ -802,3 +802,35 @@ func TestScenarioDriverPodDisruptionBudget(t *testing.T) {
 	assert.Empty(t, w.updated)
 	assert.Empty(t, w.drifted)
 }
+
+// Turning the operator's event log default on changes nothing under a running driver: its Pod and
+// ConfigMap are answered as they were (no drift, no restart) and the attempt names no History
+// Server page, since it does not log there. The next attempt gets the default, its volume and
+// the page.
+func TestScenarioEventLogDefaultSparesARunningAttempt(t *testing.T) {
+	w := newWorld(t, sparkPi)
+	w.settle()
+	w.driverRunning(true)
+	w.settle()
+	configMaps := sortedNames(w.children[keyConfigMap])
+
+	w.cfg.Driver.EventLog = driver.EventLog{Dir: "file:/spark-events", Volume: &corev1.Volume{VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "spark-events"}}}}
+	w.cfg.HistoryServerURL = "http://spark-history.example.com"
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateRunning, w.state())
+	assert.Equal(t, configMaps, sortedNames(w.children[keyConfigMap]), "the running attempt keeps its ConfigMap")
+	assert.Empty(t, w.drifted, "the running driver is answered as it was")
+	assert.Empty(t, w.app.Status.HistoryURL, "the running attempt does not log to the default dir")
+
+	w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Arguments = []string{"20000"} })
+	w.settle()
+	w.execs = map[string]map[string]any{}
+	w.settle()
+	require.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
+	assert.Equal(t, "http://spark-history.example.com/history/"+w.app.Status.SparkApplicationID+"/jobs/", w.app.Status.HistoryURL)
+	assert.Contains(t, string(mustJSON(t, w.driverPod()["spec"])), `"claimName":"spark-events"`, "the new driver mounts the event log's volume")
+	for name, cm := range w.children[keyConfigMap] {
+		assert.Contains(t, cm["data"].(map[string]any)["spark.properties"], "spark.eventLog.dir=file\\:/spark-events\n", name)
+	}
+}

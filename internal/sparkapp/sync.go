@@ -309,6 +309,7 @@ func (d *decider) submit() {
 	st.TerminationTime = metav1.Time{}
 	st.ExecutorState = nil
 	st.DriverInfo = d.driverInfo(objs)
+	st.HistoryURL = historyURL(d.cfg.HistoryServerURL, objs.DefaultEventLog, sub.AppID)
 	d.setState(v1beta2.ApplicationStateSubmitted, "")
 
 	d.removeCondition(condDriverMissing, condTimedOut, condFailed, condComplete, condExpired, condExecutorFailed)
@@ -392,6 +393,7 @@ func (d *decider) resetAttempts() {
 	st.LastSubmissionAttemptTime = metav1.Time{}
 	st.TerminationTime = metav1.Time{}
 	st.SparkApplicationID = ""
+	st.HistoryURL = ""
 	st.DriverInfo = v1beta2.DriverInfo{}
 	st.ExecutorState = nil
 	st.AppState.ErrorMessage = ""
@@ -403,6 +405,7 @@ func (d *decider) resetAttempts() {
 func (d *decider) suspend() {
 	st := &d.status
 	st.SparkApplicationID = ""
+	st.HistoryURL = ""
 	st.DriverInfo = v1beta2.DriverInfo{}
 	st.ExecutorState = nil
 	st.AppState.ErrorMessage = ""

@@ -91,6 +91,10 @@ func syncOnce(w *world) { require.NoError(w.t, w.sync()) }
 func defaultServiceAccount(w *world) {
 	w.cfg.Driver.DefaultServiceAccount = "spark-default"
 }
+
+// defaultEventLog sets the operator's default event log (--default-event-log-dir).
+func defaultEventLog(w *world) { w.cfg.Driver.EventLog.Dir = "s3a://spark-logs/events" }
+
 func serverGone(w *world)    { delete(w.children[keyPod], v1alpha1.ServerPodName(w.sc)) }
 func serverFailed(w *world)  { w.serverExited("Failed") }
 func statusLost(w *world)    { w.sc.Status = v1alpha1.SparkConnectStatus{} }
@@ -149,6 +153,7 @@ func goldenCases() []goldenCase {
 		// The registration does not declare the routes: the server has its Service only.
 		{name: "new-routes-not-declared", setup: fresh(routedYAML)},
 		{name: "server-ready-routes", setup: then(fresh(routedYAML), gatewayRoutes, readySettled)},
+		{name: "new-default-event-log", setup: then(fresh(connectYAML), defaultEventLog)},
 		{name: "server-pending", setup: then(fresh(connectYAML), settled, func(w *world) { w.advance(5 * time.Second) })},
 		{name: "server-not-ready", setup: then(fresh(connectYAML), settled, func(w *world) { w.advance(10 * time.Second); w.serverRunning(false) })},
 		{name: "server-ready", setup: then(fresh(connectYAML), ready)},

@@ -42,6 +42,8 @@ type Env struct {
 	Stagers map[string]Stager
 	// Poll is how often waiting commands look again; 0 is one second.
 	Poll time.Duration
+	// OpenURL opens a page in the user's browser (ui --open); nil is the desktop's handler.
+	OpenURL func(string) error
 }
 
 // ConnFlags are kubectl's connection flags.
@@ -117,6 +119,9 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	}
 	if env.Connect == nil {
 		env.Connect = Connect
+	}
+	if env.OpenURL == nil {
+		env.OpenURL = openBrowser
 	}
 	if env.Poll <= 0 {
 		env.Poll = time.Second
@@ -204,7 +209,7 @@ application followed by create --follow failed.`,
 	pf.StringVar(&c.conn.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file")
 	pf.StringVar(&c.conn.Context, "context", "", "the kubeconfig context to use")
 	pf.StringVarP(&c.conn.Namespace, "namespace", "n", "", "the namespace (default: the context's)")
-	root.AddCommand(c.createCmd(), c.listCmd(), c.statusCmd(), c.eventCmd(), c.logCmd(), c.forwardCmd(), c.deleteCmd())
+	root.AddCommand(c.createCmd(), c.listCmd(), c.statusCmd(), c.eventCmd(), c.logCmd(), c.forwardCmd(), c.uiCmd(), c.deleteCmd())
 	return root
 }
 

@@ -33,6 +33,7 @@ type fixture struct {
 	env     *Env
 	stagers map[string]Stager
 	getenv  map[string]string
+	openURL func(string) error // the browser; nil fails the test if called
 }
 
 func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
@@ -42,7 +43,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 		all = append(all, unstructuredOf(t, o))
 	}
 	listKinds := map[schema.GroupVersionResource]string{
-		podsGVR: "PodList", configMapsGVR: "ConfigMapList", eventsGVR: "EventList",
+		podsGVR: "PodList", configMapsGVR: "ConfigMapList", eventsGVR: "EventList", servicesGVR: "ServiceList",
 	}
 	for _, k := range allKinds {
 		listKinds[k.GVR] = k.Kind + "List"
@@ -76,6 +77,13 @@ func (f *fixture) run(args ...string) (stdout, stderr string, code int) {
 		Getenv:  func(k string) string { return f.getenv[k] },
 		Stagers: f.stagers,
 		Poll:    time.Millisecond,
+		OpenURL: func(u string) error {
+			if f.openURL == nil {
+				f.t.Errorf("opened %s in a browser unasked", u)
+				return nil
+			}
+			return f.openURL(u)
+		},
 		Connect: func(c ConnFlags) (*Clients, error) {
 			ns := c.Namespace
 			if ns == "" {
@@ -107,6 +115,9 @@ func unstructuredOf(t *testing.T, o runtime.Object) *unstructured.Unstructured {
 	case *corev1.Event:
 		u.SetAPIVersion("v1")
 		u.SetKind("Event")
+	case *corev1.Service:
+		u.SetAPIVersion("v1")
+		u.SetKind("Service")
 	}
 	return u
 }

@@ -52,7 +52,7 @@ default is 4040:4040, the Spark UI; LOCAL 0 picks a free port.`,
 			if pod.Status.Phase != corev1.PodRunning {
 				return fmt.Errorf("pod %s is not running (%s): nothing to forward to", pod.Name, podSummary(pod))
 			}
-			return c.forward(cmd.Context(), cl, pod, addresses, local, remote, cmd)
+			return c.forward(cmd.Context(), cl, pod, addresses, local, remote, cmd, nil)
 		},
 	}
 	cmd.Flags().StringSliceVar(&addresses, "address", []string{"localhost"}, "local addresses to listen on")
@@ -82,8 +82,9 @@ func parsePorts(spec string) (local, remote int, err error) {
 }
 
 // forward runs client-go's port forwarder, over WebSockets with SPDY as the fallback, as kubectl
-// does, until ctx ends or the connection to the pod is lost.
-func (c *cli) forward(ctx context.Context, cl *Clients, pod *corev1.Pod, addresses []string, local, remote int, cmd *cobra.Command) error {
+// does, until ctx ends or the connection to the pod is lost. onReady, when given, is told the
+// ports once they listen.
+func (c *cli) forward(ctx context.Context, cl *Clients, pod *corev1.Pod, addresses []string, local, remote int, cmd *cobra.Command, onReady func([]portforward.ForwardedPort)) error {
 	if cl.Config == nil {
 		return fmt.Errorf("port forwarding needs a connection to an API server")
 	}
@@ -123,6 +124,17 @@ func (c *cli) forward(ctx context.Context, cl *Clients, pod *corev1.Pod, address
 	fw, err := portforward.NewOnAddressesForStreaming(dialer, addresses, []string{fmt.Sprintf("%d:%d", local, remote)}, stop, ready, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	if err != nil {
 		return err
+	}
+	if onReady != nil {
+		go func() {
+			select {
+			case <-ready:
+				if ports, err := fw.GetPorts(); err == nil {
+					onReady(ports)
+				}
+			case <-done:
+			}
+		}()
 	}
 	if err := fw.ForwardPorts(); err != nil {
 		return fmt.Errorf("forwarding to pod %s: %w", pod.Name, err)

@@ -98,6 +98,8 @@ func TestStatus(t *testing.T) {
 	fresh := sparkApp("default", "fresh", v1beta2.ApplicationStateNew)
 	failed := sparkApp("default", "broken", v1beta2.ApplicationStateFailed)
 	failed.Status.AppState.ErrorMessage = "java.lang.ClassNotFoundException: org.example.Missing"
+	done := sparkApp("default", "done", v1beta2.ApplicationStateCompleted)
+	done.Status.HistoryURL = "http://spark-history.example.com/history/spark-0456/jobs/"
 	ssa := scheduled("default", "nightly")
 	ssa.Status = v1beta2.ScheduledSparkApplicationStatus{ScheduleState: v1beta2.ScheduleStateScheduled, LastRunName: "nightly-1", PastSuccessfulRunNames: []string{"nightly-1"}, NextRun: metav1.NewTime(now.Add(time.Hour))}
 	sc := &v1alpha1.SparkConnect{
@@ -125,6 +127,7 @@ func TestStatus(t *testing.T) {
 		}},
 		{"not yet seen by the operator", []string{"status", "fresh"}, 0, []string{"State:        NEW", "fresh-driver (no such pod)", "the operator to submit it"}},
 		{"failed says why", []string{"status", "broken"}, 0, []string{"State:      FAILED", "Error:      java.lang.ClassNotFoundException: org.example.Missing"}},
+		{"history", []string{"status", "done"}, 0, []string{"State:      COMPLETED", "History:    http://spark-history.example.com/history/spark-0456/jobs/ (kubectl spark ui done)"}},
 		{"scheduled", []string{"status", "scheduledsparkapp/nightly"}, 0, []string{"Schedule:        0 3 * * *", "Last run:        nightly-1", "Succeeded runs:  nightly-1"}},
 		{"spark connect", []string{"status", "sparkconnect/shell"}, 0, []string{"State:       Ready", "Server:      shell-server 10.0.0.7", "Service:     shell-svc (port 15002)", "Executors:   2 running",
 			"gRPC route:  shell-grpc-route", "UI route:    /default/shell on the Gateway's address (HTTPRoute shell-ui-route)"}},
@@ -133,7 +136,7 @@ func TestStatus(t *testing.T) {
 		{"no name", []string{"status"}, ExitUsage, []string{"accepts 1 arg(s), received 0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, running, submitted, fresh, failed, ssa, sc,
+			f := newFixture(t, running, submitted, fresh, failed, done, ssa, sc,
 				driverPod("default", "pi-driver", corev1.PodRunning), driverPod("default", "stuck-driver", corev1.PodPending))
 			out, errOut, code := f.run(tc.args...)
 			require.Equal(t, tc.wantCode, code, "stdout: %s\nstderr: %s", out, errOut)

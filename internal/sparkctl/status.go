@@ -121,6 +121,10 @@ func (c *cli) appStatus(ctx context.Context, out io.Writer, cl *Clients, app *v1
 	}
 	f.add("UI ingress", st.DriverInfo.WebUIIngressAddress)
 	f.add("UI route", routeSummary(st.DriverInfo.WebUIHTTPRouteName, st.DriverInfo.WebUIHTTPRouteAddress))
+	// The History Server shows the UI from the event log, also once the driver is gone.
+	if st.HistoryURL != "" {
+		f.add("History", fmt.Sprintf("%s (kubectl spark ui %s)", st.HistoryURL, app.Name))
+	}
 	f.add("Executors", executorCounts(st.ExecutorState))
 	if !terminal(st.AppState.State) {
 		f.add("Waiting for", waitingFor(app, pod))

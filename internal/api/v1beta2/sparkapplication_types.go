@@ -676,6 +676,12 @@ type SparkApplicationStatus struct {
 	// +nullable
 	// +optional
 	TerminationTime metav1.Time `json:"terminationTime,omitempty"`
+	// HistoryURL is the current attempt's page on the operator's History Server, which shows
+	// its Spark UI from the event log once the driver is gone. Set only when the attempt logs
+	// to the operator's default event log dir and the operator knows its History Server. This
+	// is a sparkhooks extension.
+	// +optional
+	HistoryURL string `json:"historyURL,omitempty"`
 	// DriverInfo describes the driver Pod and the Spark UI.
 	DriverInfo DriverInfo `json:"driverInfo"`
 	// AppState is the state of the application and the error that caused it, if any.

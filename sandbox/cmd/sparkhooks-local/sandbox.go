@@ -186,6 +186,9 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
+	if !o.simulate {
+		go startHistoryServer(ctx, cluster, report)
+	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if o.kubeconfig != "" {
 		if err := copyFile(kubeconfig, o.kubeconfig); err != nil {
@@ -246,6 +249,13 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 		APIServerMemoryLimit: "250MiB",
 	}
 	egress, imagesLine := "", ""
+	if !o.simulate {
+		set, err := eventLogValues(dir)
+		if err != nil {
+			return nil, "", err
+		}
+		opts.ChartSet = append(opts.ChartSet, set...)
+	}
 	if o.simulate {
 		opts.Simulated = &stack.SimulatedNode{StartDelay: time.Second, RunTime: 5 * time.Second}
 	} else {
@@ -359,4 +369,43 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, data, 0o600)
+}
+
+// historyServerImage is the sandbox History Server's image: SparkPi's, so that one pull serves
+// both.
+const historyServerImage = "3.5.3"
+
+// eventLogValues are the chart values that send every application's event log to
+// DIR/spark-events, which the History Server reads: a hostPath, the one node's disk, mounted at
+// /spark-events. --history-server-url is set from the start, so that the hook server does not
+// roll when the History Server is added.
+func eventLogValues(dir string) ([]string, error) {
+	events := filepath.Join(dir, "spark-events")
+	if err := os.MkdirAll(events, 0o777); err != nil {
+		return nil, err
+	}
+	// Drivers and the History Server run as the image's spark user.
+	if err := os.Chmod(events, 0o777); err != nil {
+		return nil, err
+	}
+	return []string{
+		"eventLog.dir=file:/spark-events",
+		"eventLog.volume.hostPath.path=" + events,
+		"eventLog.volume.hostPath.type=Directory",
+		"historyServer.image.tag=" + historyServerImage,
+		"historyServer.url=http://sparkhooks-history." + stack.SparkhooksNamespace + ".svc:18080",
+	}, nil
+}
+
+// startHistoryServer adds the History Server to the release once the sandbox is up: the install
+// does not wait for its image, which the first run pulls.
+func startHistoryServer(ctx context.Context, s *stack.Stack, report func(string)) {
+	started := time.Now()
+	if err := s.SetChartValues(ctx, "historyServer.enabled=true"); err != nil {
+		if ctx.Err() == nil {
+			report("The History Server did not start: " + firstLine(err.Error()))
+		}
+		return
+	}
+	report(fmt.Sprintf("The History Server is ready (%s): once an application has ended, kubectl spark ui NAME shows its jobs and stages.", time.Since(started).Round(100*time.Millisecond)))
 }

@@ -8,11 +8,13 @@ package local
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -229,11 +231,49 @@ func runSparkPi(t *testing.T, sandbox, controller string, args ...string) {
 	if err != nil || !strings.Contains(logs, "Pi is roughly 3.1") {
 		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, tail(logs, 20))
 	}
+	s.checkHistory(t, "spark-pi")
 
 	s.stopAndCheckNothingIsLeft(t)
 	if routes, _ := exec.Command("ip", "-4", "route").Output(); subnet != "" && strings.Contains(string(routes), subnet) {
 		t.Errorf("the pod network %s is still routed:\n%s", subnet, routes)
 	}
+}
+
+// listedApplication is an application as the History Server's /api/v1/applications lists it,
+// by id.
+type listedApplication struct {
+	ID string `json:"id"`
+}
+
+// checkHistory waits for the sandbox's History Server and finds the completed application in its
+// listing, through the API server's proxy to its Service, and its page in the status.
+func (s *started) checkHistory(t *testing.T, app string) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); !strings.Contains(s.output.String(), "The History Server is ready"); time.Sleep(time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sandbox did not say its History Server is ready within 3 minutes:\n%s", s.output)
+		}
+	}
+	for _, line := range strings.Split(s.output.String(), "\n") {
+		if strings.Contains(line, "The History Server is ready") {
+			t.Log(line)
+		}
+	}
+	id, _ := s.kubectl("get", "sparkapp", app, "-o", "jsonpath={.status.sparkApplicationId}")
+	page, _ := s.kubectl("get", "sparkapp", app, "-o", "jsonpath={.status.historyURL}")
+	if want := "http://sparkhooks-history.sparkhooks.svc:18080/history/" + id + "/jobs/"; id == "" || page != want {
+		t.Errorf("%s: status.historyURL %q, want %q", app, page, want)
+	}
+	listing := ""
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		listing, _ = s.kubectl("get", "--raw", "/api/v1/namespaces/sparkhooks/services/http:sparkhooks-history:18080/proxy/api/v1/applications")
+		var apps []listedApplication
+		if json.Unmarshal([]byte(listing), &apps) == nil && slices.Contains(apps, listedApplication{ID: id}) {
+			t.Logf("the History Server lists %s (%s)", app, id)
+			return
+		}
+	}
+	t.Errorf("the History Server does not list %s (%s): %s", app, id, listing)
 }
 
 // checkInvalidIsRefused applies an application the validating webhook refuses.

@@ -164,10 +164,10 @@ type Stack struct {
 	chart    string
 	// skipSchemaValidation: the release's values are ones the chart's schema refuses.
 	skipSchemaValidation bool
-	// jobNamespacesMu serialises the release's upgrades.
-	jobNamespacesMu sync.Mutex
-	cancel          context.CancelFunc
-	running         sync.WaitGroup
+	// upgradeMu serialises the release's upgrades.
+	upgradeMu sync.Mutex
+	cancel    context.CancelFunc
+	running   sync.WaitGroup
 }
 
 // Start starts the cluster and returns once the charts are installed and their Pods are ready.
@@ -641,6 +641,15 @@ func (s *Stack) Stop() {
 	}
 }
 
+// SetChartValues upgrades the release with --set-json key=value arguments on top of its current
+// values, as an administrator changes the settings of an installed chart, and waits for its Pods
+// to be ready; a value of null restores the chart's default.
+func (s *Stack) SetChartValues(ctx context.Context, setJSON ...string) error {
+	s.upgradeMu.Lock()
+	defer s.upgradeMu.Unlock()
+	return s.helm.upgrade(ctx, "sparkhooks", s.chart, SparkhooksNamespace, setJSON, s.skipSchemaValidation)
+}
+
 // AddJobNamespace creates a namespace and makes it one of the chart's spark.jobNamespaces, as an
 // administrator onboards a team: helm upgrade gives it the driver's ServiceAccount, Role and
 // RoleBinding and puts it under the validating webhook.
@@ -653,8 +662,8 @@ func (s *Stack) AddJobNamespace(ctx context.Context, name string, labels map[str
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
-	s.jobNamespacesMu.Lock()
-	defer s.jobNamespacesMu.Unlock()
+	s.upgradeMu.Lock()
+	defer s.upgradeMu.Unlock()
 	out, err := s.helm.run(ctx, "get", "values", "sparkhooks", "--namespace", SparkhooksNamespace, "--all", "--output", "json")
 	if err != nil {
 		return err
