@@ -24,6 +24,7 @@ import (
 	restclient "k8s.io/client-go/rest"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
 func kubernetesClient(cfg *restclient.Config) (kubernetes.Interface, error) {
@@ -223,6 +224,29 @@ func (n *namespace) dump() string {
 	if events, err := n.core.CoreV1().Events(n.name).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"}); err == nil {
 		for _, e := range events.Items {
 			fmt.Fprintf(&b, "event %s %s/%s: %s\n", e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+		}
+	}
+	// What the controllers said about this namespace: a refused or failed sync leaves no trace in
+	// the status, and Metacontroller backs off from it for longer each time.
+	for _, c := range []struct{ namespace, selector string }{
+		{stack.SparkhooksNamespace, "app.kubernetes.io/name=sparkhooks"},
+		{stack.MetacontrollerNamespace, "app.kubernetes.io/name=metacontroller"},
+	} {
+		out, err := localcluster.Kubectl(ctx, shared.stack.Kubeconfig, "logs", "--namespace", c.namespace, "--selector", c.selector, "--tail", "-1", "--prefix")
+		if err != nil {
+			continue
+		}
+		var lines []string
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, n.name) {
+				lines = append(lines, line)
+			}
+		}
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		for _, line := range lines {
+			fmt.Fprintf(&b, "log %s\n", line)
 		}
 	}
 	pods, err := n.core.CoreV1().Pods(n.name).List(ctx, metav1.ListOptions{})
