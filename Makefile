@@ -14,12 +14,13 @@ export METACONTROLLER_BIN
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
-## pod names is prepared on first use; simulated pods without root or with RUNFLAGS=--simulate); RUNFLAGS
-## passes flags
+## pod names is prepared on first use; simulated pods without root or with RUNFLAGS=--simulate); with
+## NODE=containerd the node is the real one of make node (docs/real-node.md); RUNFLAGS passes flags
 run:
 	$(GO) build -o bin/sparkhooks ./cmd/sparkhooks
 	$(GO) build -C sandbox -o $(CURDIR)/bin/sparkhooks-local ./cmd/sparkhooks-local
-	bin/sparkhooks-local --kube-bin-dir "$$(hack/kube/build.sh)" --helm "$$(hack/helm/build.sh)" $(RUNFLAGS)
+	bin/sparkhooks-local --kube-bin-dir "$$(hack/kube/build.sh)" --helm "$$(hack/helm/build.sh)" \
+		$(if $(filter containerd,$(NODE)),--real-node "$$(hack/node/build.sh)") $(RUNFLAGS)
 
 ## test: unit, golden, schema and fuzz-seed tests of the operator and of the sandbox (its own module)
 test:

@@ -278,7 +278,13 @@ func TestKueueQueuesApplications(t *testing.T) {
 		manifest := strings.Replace(scenarioApp(name, "10", ""), "  name: "+name+"\n", "  name: "+name+"\n"+labelled, 1)
 		out, err := w.apply(manifest)
 		require.NoError(t, err, out)
-		time.Sleep(1100 * time.Millisecond) // creation timestamps have seconds: the first is created first
+		// Kueue admits in the order of the Workloads' creation, and the hooks create each one at
+		// its application's first sync: the second is applied once the first's exists (ties,
+		// within the timestamps' second, go by name).
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 45*time.Second, true, func(context.Context) (bool, error) {
+			_, err := w.workload("sparkapplication-" + name)
+			return err == nil, nil
+		}), "the Workload of %s", name)
 	}
 
 	first, pod := w.runAttempt(t, "spark-pi-1", "")

@@ -75,6 +75,9 @@ type options struct {
 	sparkhooks string
 	images     string
 	simulate   bool
+	// realNode is the directory make node prints: the node is the real kubelet with containerd
+	// instead of the process kubelet.
+	realNode string
 	// forcedSimulation is --simulate, as opposed to simulating for the reason simulationReason.
 	forcedSimulation bool
 	simulationReason string
@@ -111,6 +114,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.metacontrollerValues, "metacontroller-values", filepath.Join("chart", "metacontroller-values.yaml"), "the values Metacontroller's chart is installed with")
 	fs.StringVar(&o.readyFile, "ready-file", "", "write the kubeconfig's path here once everything is up (for scripts and tests)")
 	fs.BoolVar(&o.simulate, "simulate", false, "play the pods' phases instead of running them, without root")
+	fs.StringVar(&o.realNode, "real-node", "", "the directory make node prints: the node is the real kubelet with containerd and runc, kube-proxy and CoreDNS (docs/real-node.md) instead of the process kubelet, running the Spark images make spark-images prepared (make run NODE=containerd)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

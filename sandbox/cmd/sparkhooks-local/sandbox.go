@@ -47,6 +47,17 @@ func (o *options) check() error {
 		return fmt.Errorf("no sparkhooks binary at %q: build it (make build) or pass --sparkhooks", o.sparkhooks)
 	}
 	o.forcedSimulation = o.simulate
+	if o.realNode != "" {
+		if o.simulate {
+			return errors.New("--real-node runs pods for real and --simulate plays them: pick one")
+		}
+		if reason := cannotRunPods(); reason != "" {
+			return fmt.Errorf("--real-node: pods cannot run here: %s", reason)
+		}
+		if _, err := os.Stat(filepath.Join(o.realNode, "kubelet")); err != nil {
+			return fmt.Errorf("--real-node %q has no kubelet: build the node (make node prints its directory) and pass it", o.realNode)
+		}
+	}
 	if !o.simulate {
 		if reason := cannotRunPods(); reason != "" {
 			o.simulate, o.simulationReason = true, reason
@@ -228,9 +239,9 @@ func firstLine(s string) string {
 	return line
 }
 
-// startCluster starts the real control plane, the node (the process kubelet, or the simulated
-// one) and the charts (sandbox/internal/stack), and returns what the banner says of them. The
-// process kubelet prepares the Spark images pods name as it goes, reporting to pulls.
+// startCluster starts the real control plane, the node (the process kubelet, the real one, or the
+// simulated one) and the charts (sandbox/internal/stack), and returns what the banner says of
+// them. The process kubelet prepares the Spark images pods name as it goes, reporting to pulls.
 func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf func(string, ...any), report func(string), pulls func(prockubelet.PullReport)) (*stack.Stack, string, error) {
 	opts := stack.Options{
 		Dir: filepath.Join(dir, "cluster"), APIAddress: o.apiAddr, KubeBinDir: o.kubeBinDir, Helm: o.helm,
@@ -275,8 +286,15 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 			egress = fmt.Sprintf("Pods have no outbound access: %v\n", err)
 		}
 		opts.Images, opts.Network = images, network
-		opts.ImageSource = &sparkimages.Builder{Script: imageScript, Dir: o.images, Logf: logf}
-		opts.PullReport = pulls
+		if o.realNode != "" {
+			// containerd pulls from registries, which this machine may not reach: the node
+			// runs the images imported at its start.
+			opts.RealNode = o.realNode
+			imagesLine = realNodeImagesBanner(o.images, prepared)
+		} else {
+			opts.ImageSource = &sparkimages.Builder{Script: imageScript, Dir: o.images, Logf: logf}
+			opts.PullReport = pulls
+		}
 	}
 	s, err := stack.Start(ctx, opts)
 	if err != nil {
@@ -287,6 +305,11 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 		return nil, "", err
 	}
 	controlPlane := fmt.Sprintf("Kubernetes %s: kube-apiserver (https://%s), kube-controller-manager and kube-scheduler; logs in %s.\n", s.Version, s.APIAddress, s.LogDir)
+	if o.realNode != "" {
+		return s, fmt.Sprintf(`%sNode %s: the kubelet with containerd and runc (docs/real-node.md), kube-proxy and CoreDNS, on the pod network %s.
+%s%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
+`, controlPlane, nodeName, opts.Network.Subnet, imagesLine, egress, o.chart, stack.SparkhooksNamespace, s.Controller), nil
+	}
 	if !o.simulate {
 		return s, fmt.Sprintf(`%sNode %s: the process kubelet, pods as local processes on the images in %s, on the pod network %s.
 %s%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
@@ -331,6 +354,14 @@ func imagesBanner(dir string, prepared []string) string {
 		return fmt.Sprintf("Spark images: none in %s yet. The first pod to name one waits in ContainerCreating while it is prepared, as a kubelet pulls an image: pip downloads the pinned pyspark sdist (320 to 460 MB per Spark version, once), with its progress below.\n", dir)
 	}
 	return fmt.Sprintf("Spark images: %s ready; another apache/spark or spark version is prepared when a pod first names it (pip downloads its pinned pyspark sdist, progress below).\n", strings.Join(prepared, ", "))
+}
+
+// realNodeImagesBanner says which Spark images containerd has: those prepared before the start.
+func realNodeImagesBanner(dir string, prepared []string) string {
+	if len(prepared) == 0 {
+		return fmt.Sprintf("Spark images: none in %s: the node runs only what make spark-images prepared before it started (a pod naming another image fails with ErrImagePull).\n", dir)
+	}
+	return fmt.Sprintf("Spark images: %s, imported into containerd; the node runs only these (make spark-images prepares others before a start).\n", strings.Join(prepared, ", "))
 }
 
 func dataDir(o *options) (string, error) {
