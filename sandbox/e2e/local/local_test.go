@@ -425,12 +425,28 @@ func sharedTempDir(t *testing.T) string {
 }
 
 // readableCopy returns a directory every user may read holding the files of dir (root's cache
-// is not theirs to read): hard links where the file system allows them, else copies.
+// is not theirs to read): hard links where the file system allows them, else copies. A file that
+// is a link to another of dir (the components of hack/kube's one executable) stays one, and
+// its target comes along.
 func readableCopy(t *testing.T, dir string, files ...string) string {
 	t.Helper()
 	out := sharedTempDir(t)
-	for _, f := range files {
+	copied := map[string]bool{}
+	for len(files) > 0 {
+		f := files[0]
+		files = files[1:]
+		if copied[f] {
+			continue
+		}
+		copied[f] = true
 		from, to := filepath.Join(dir, f), filepath.Join(out, f)
+		if target, err := os.Readlink(from); err == nil && !filepath.IsAbs(target) && !strings.Contains(target, "/") {
+			if err := os.Symlink(target, to); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, target)
+			continue
+		}
 		if os.Link(from, to) == nil {
 			continue
 		}
