@@ -28,8 +28,9 @@ type Network struct {
 	// without egress. Pods ask them for names their hosts file does not have.
 	Nameservers []netip.Addr
 
-	mu   sync.Mutex
-	used map[netip.Addr]bool
+	mu sync.Mutex
+	// used maps each address in use to the network namespace that holds it.
+	used map[netip.Addr]string
 	// egress undoes what EnableEgress did; nil when it did nothing.
 	egress func()
 }
@@ -53,7 +54,7 @@ func NewNetwork(ctx context.Context, random *rand.Rand) (*Network, error) {
 			Bridge:  fmt.Sprintf("skb%06x", random.IntN(1<<24)),
 			Subnet:  subnet,
 			Gateway: subnet.Addr().Next(),
-			used:    map[netip.Addr]bool{},
+			used:    map[netip.Addr]string{},
 		}
 		steps := [][]string{
 			{"link", "add", n.Bridge, "type", "bridge"},
@@ -159,12 +160,12 @@ type PodNetwork struct {
 // AddPod creates the network namespace of the pod with uid, with loopback, an eth0 on the bridge
 // and a default route to the node.
 func (n *Network) AddPod(ctx context.Context, uid string) (*PodNetwork, error) {
-	addr, err := n.allocate()
+	sum := sha256.Sum256([]byte(n.Bridge + uid))
+	id := hex.EncodeToString(sum[:])[:10]
+	addr, err := n.allocate(podNetNSPrefix + id)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte(n.Bridge + uid))
-	id := hex.EncodeToString(sum[:])[:10]
 	pn := &PodNetwork{Name: podNetNSPrefix + id, Path: "/run/netns/" + podNetNSPrefix + id, IP: addr}
 	hostVeth := hostVethPrefix + id
 	steps := [][]string{
@@ -234,27 +235,35 @@ func leftoverPodIDs(links string) []string {
 	return ids
 }
 
-// RemovePod deletes the pod's namespace (and with it the veth pair) and frees its address.
+// RemovePod deletes the pod's namespace (and with it the veth pair) and frees its address. A
+// second call for the same pod changes nothing: its address may be another pod's by then.
 func (n *Network) RemovePod(pn *PodNetwork) {
 	_ = ip(context.Background(), "netns", "del", pn.Name)
-	n.mu.Lock()
-	delete(n.used, pn.IP)
-	n.mu.Unlock()
+	n.release(pn)
 }
 
-func (n *Network) allocate() (netip.Addr, error) {
+func (n *Network) allocate(holder string) (netip.Addr, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for addr := n.Gateway.Next(); n.Subnet.Contains(addr); addr = addr.Next() {
 		if addr.As4()[3] == 255 {
 			break
 		}
-		if !n.used[addr] {
-			n.used[addr] = true
+		if _, taken := n.used[addr]; !taken {
+			n.used[addr] = holder
 			return addr, nil
 		}
 	}
 	return netip.Addr{}, fmt.Errorf("the pod network %s is full", n.Subnet)
+}
+
+// release frees pn's address if pn still holds it.
+func (n *Network) release(pn *PodNetwork) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.used[pn.IP] == pn.Name {
+		delete(n.used, pn.IP)
+	}
 }
 
 // Forward accepts TCP connections on the node's address at port and relays them to target, until

@@ -1,6 +1,7 @@
 package prockubelet
 
 import (
+	"net/netip"
 	"slices"
 	"testing"
 )
@@ -20,5 +21,31 @@ func TestLeftoverPodIDs(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A pod that ends on its own gives its address back, and again when it is removed; by then the
+// address may be another pod's, which must keep it.
+func TestReleasedAddressStaysWithItsNewHolder(t *testing.T) {
+	n := &Network{Gateway: netip.MustParseAddr("10.9.8.1"), Subnet: netip.MustParsePrefix("10.9.8.0/24"), used: map[netip.Addr]string{}}
+	first, err := n.allocate("skp-first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.release(&PodNetwork{Name: "skp-first", IP: first})
+	second, err := n.allocate("skp-second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second != first {
+		t.Fatalf("the freed address %s was not reused: got %s", first, second)
+	}
+	n.release(&PodNetwork{Name: "skp-first", IP: first})
+	third, err := n.allocate("skp-third")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third == second {
+		t.Fatalf("%s given to a second live pod", third)
 	}
 }
