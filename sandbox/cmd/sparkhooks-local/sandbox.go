@@ -16,6 +16,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
@@ -306,9 +308,13 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 	}
 	controlPlane := fmt.Sprintf("Kubernetes %s: kube-apiserver (https://%s), kube-controller-manager and kube-scheduler; logs in %s.\n", s.Version, s.APIAddress, s.LogDir)
 	if o.realNode != "" {
+		cpus, err := allocatableCPU(ctx, s)
+		if err != nil {
+			return nil, "", err
+		}
 		return s, fmt.Sprintf(`%sNode %s: the kubelet with containerd and runc (docs/real-node.md), kube-proxy and CoreDNS, on the pod network %s.
-%s%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
-`, controlPlane, nodeName, opts.Network.Subnet, imagesLine, egress, o.chart, stack.SparkhooksNamespace, s.Controller), nil
+%s%s%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
+`, controlPlane, nodeName, opts.Network.Subnet, imagesLine, cpuHint(cpus), egress, o.chart, stack.SparkhooksNamespace, s.Controller), nil
 	}
 	if !o.simulate {
 		return s, fmt.Sprintf(`%sNode %s: the process kubelet, pods as local processes on the images in %s, on the pod network %s.
@@ -354,6 +360,33 @@ func imagesBanner(dir string, prepared []string) string {
 		return fmt.Sprintf("Spark images: none in %s yet. The first pod to name one waits in ContainerCreating while it is prepared, as a kubelet pulls an image: pip downloads the pinned pyspark sdist (320 to 460 MB per Spark version, once), with its progress below.\n", dir)
 	}
 	return fmt.Sprintf("Spark images: %s ready; another apache/spark or spark version is prepared when a pod first names it (pip downloads its pinned pyspark sdist, progress below).\n", strings.Join(prepared, ", "))
+}
+
+// allocatableCPU is what the real node offers the scheduler: the machine's cores, unlike the
+// process kubelet's 16.
+func allocatableCPU(ctx context.Context, s *stack.Stack) (resource.Quantity, error) {
+	client, err := kubernetes.NewForConfig(s.Admin)
+	if err != nil {
+		return resource.Quantity{}, err
+	}
+	node, err := client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	if err != nil {
+		return resource.Quantity{}, fmt.Errorf("reading the node's capacity: %w", err)
+	}
+	return node.Status.Allocatable[corev1.ResourceCPU], nil
+}
+
+// sparkPiCores is what examples/spark-pi.yaml requests: a core for the driver and each of its two
+// executors.
+var sparkPiCores = resource.MustParse("3")
+
+// cpuHint warns, on a node with fewer cores than SparkPi asks for, that its executors would wait
+// in Pending, and says what to change.
+func cpuHint(cpus resource.Quantity) string {
+	if cpus.Cmp(sparkPiCores) >= 0 {
+		return ""
+	}
+	return fmt.Sprintf("The node offers %s CPUs, fewer than the 3 cores SparkPi requests (its executors would stay Pending, Insufficient cpu): lower the requests, as on a small cluster (spec.driver.coreRequest and spec.executor.coreRequest: 300m).\n", cpus.String())
 }
 
 // realNodeImagesBanner says which Spark images containerd has: those prepared before the start.
