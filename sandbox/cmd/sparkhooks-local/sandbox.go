@@ -376,14 +376,11 @@ func allocatableCPU(ctx context.Context, s *stack.Stack) (resource.Quantity, err
 	return node.Status.Allocatable[corev1.ResourceCPU], nil
 }
 
-// sparkPiCores is what examples/spark-pi.yaml requests: a core for the driver and each of its two
-// executors.
-var sparkPiCores = resource.MustParse("3")
-
-// cpuHint warns, on a node with fewer cores than SparkPi asks for, that its executors would wait
-// in Pending, and says what to change.
+// cpuHint warns, on a node with fewer cores than SparkPi asks for (examples/spark-pi.yaml: a
+// core for the driver and each of its two executors), that its executors would wait in Pending,
+// and says what to change.
 func cpuHint(cpus resource.Quantity) string {
-	if cpus.Cmp(sparkPiCores) >= 0 {
+	if cpus.Cmp(*resource.NewQuantity(3, resource.DecimalSI)) >= 0 {
 		return ""
 	}
 	return fmt.Sprintf("The node offers %s CPUs, fewer than the 3 cores SparkPi requests (its executors would stay Pending, Insufficient cpu): lower the requests, as on a small cluster (spec.driver.coreRequest and spec.executor.coreRequest: 300m).\n", cpus.String())
