@@ -112,8 +112,9 @@ node:
 helm:
 	@hack/helm/build.sh
 
-## test-fixtures: what the kubectl spark e2e tests stage to and run (MinIO, fake-gcs-server, the GCS
-## connector jar), pinned in hack/test-fixtures/build.sh, once per user; prints the variables make e2e exports
+## test-fixtures: what the kubectl spark and History Server e2e tests stage to and run (MinIO,
+## fake-gcs-server, the GCS and S3A connectors), pinned in hack/test-fixtures/build.sh, once per user;
+## prints the variables make e2e exports
 test-fixtures:
 	@hack/test-fixtures/build.sh
 

@@ -93,10 +93,23 @@ func (c *renderedChart) historyServer() {
 		}
 	}
 	assert.Equal(t, strings.TrimPrefix(dir, "file:"), mountPath, "mounted where the drivers write")
+	volumes := map[string]corev1.VolumeSource{}
 	for _, v := range pod.Volumes {
-		if v.Name == "event-log" {
-			assert.Equal(t, driverVolume.VolumeSource, v.VolumeSource, "the drivers' volume")
-		}
+		volumes[v.Name] = v.VolumeSource
+	}
+	assert.Len(t, volumes, len(pod.Volumes), "volume names are unique")
+	assert.Equal(t, driverVolume.VolumeSource, volumes["event-log"], "the drivers' volume")
+	// historyServer.volumes and volumeMounts: a volume of jars, mounted where
+	// SPARK_DAEMON_CLASSPATH names them, besides the event log's volume.
+	jars, ok := volumes["extra-jars"]
+	require.True(t, ok, "historyServer.volumes adds its volume: %v", pod.Volumes)
+	require.NotNil(t, jars.PersistentVolumeClaim)
+	assert.Equal(t, "spark-history-jars", jars.PersistentVolumeClaim.ClaimName)
+	assert.Contains(t, ctr.VolumeMounts, corev1.VolumeMount{Name: "extra-jars", MountPath: "/opt/extra-jars", ReadOnly: true})
+	assert.Contains(t, ctr.Env, corev1.EnvVar{Name: "SPARK_DAEMON_CLASSPATH", Value: "/opt/extra-jars/*"})
+	for _, m := range ctr.VolumeMounts {
+		_, ok := volumes[m.Name]
+		assert.True(t, ok, "the container mounts %s, which the Pod does not have", m.Name)
 	}
 	require.NotNil(t, ctr.ReadinessProbe)
 	require.NotNil(t, ctr.ReadinessProbe.HTTPGet)

@@ -68,8 +68,8 @@ type rendering struct {
 	// defaultServiceAccount: --default-service-account, "" when not given.
 	defaultServiceAccount string
 	gcDryRun              bool
-	// historyServer: historyServer.enabled, with the event log on an nfs volume and an Ingress
-	// with TLS.
+	// historyServer: historyServer.enabled, with the event log on an nfs volume, a volume of
+	// jars for its class path and an Ingress with TLS.
 	historyServer bool
 }
 

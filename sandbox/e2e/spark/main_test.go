@@ -53,6 +53,9 @@ type suite struct {
 	dir       string
 	binary    string // the sparkhooks binary the chart's Deployment runs
 	egressErr error  // why pods cannot reach beyond the machine, if they cannot
+	// hostIP is this machine's address on the pod network, where pods reach a server the test
+	// runs.
+	hostIP string
 }
 
 var shared suite
@@ -132,6 +135,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer network.Close()
+	shared.hostIP = network.Gateway.String()
 	// The Kubeflow SDK's servers fetch the Spark Connect jar from Maven Central, as in a
 	// cluster with outbound access; the other tests need no egress.
 	shared.egressErr = network.EnableEgress(ctx, "/etc/resolv.conf")

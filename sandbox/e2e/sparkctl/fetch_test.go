@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 var podNetwork = regexp.MustCompile(`on the pod network (\S+)\.`)
@@ -93,7 +95,7 @@ func TestStagedJarRunsFromGCS(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no Spark 4.0.1 image layer (make spark-images): %v", err)
 	}
-	connector := fixture(t, "GCS_CONNECTOR_JAR")
+	connector := harness.Fixture(t, "GCS_CONNECTOR_JAR")
 	s := startSandbox(t, "--images", imagesDir())
 	if !strings.Contains(s.output.String(), "pods as local processes") {
 		t.Fatalf("the sandbox does not execute pods:\n%s", s.output)

@@ -15,10 +15,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 const repoRoot = "../../.."
@@ -54,25 +55,8 @@ func TestMain(m *testing.M) {
 type sandbox struct {
 	cmd        *exec.Cmd
 	kubeconfig string
-	output     *lockedBuffer
+	output     *harness.LockedBuffer
 	exited     chan error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startSandbox starts sparkhooks-local with args and stops it when the test ends.
@@ -85,7 +69,7 @@ func startSandbox(t *testing.T, args ...string) *sandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sandbox{cmd: cmd, output: &lockedBuffer{}, exited: make(chan error, 1)}
+	s := &sandbox{cmd: cmd, output: &harness.LockedBuffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = s.output
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {

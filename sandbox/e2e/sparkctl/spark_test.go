@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 func imagesDir() string {
@@ -88,7 +90,7 @@ func checkForward(t *testing.T, s *sandbox) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr lockedBuffer
+	var stderr harness.LockedBuffer
 	fw.Stderr = &stderr
 	if err := fw.Start(); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // stagingApp is a SparkApplication whose main jar and one extra jar are local files.
@@ -36,8 +38,9 @@ func testStaging(t *testing.T, s *sandbox) {
 	depJar := writeFile(t, filepath.Join(dir, "lib", "dep.jar"), "dependency")
 
 	t.Run("S3 (MinIO)", func(t *testing.T) {
-		endpoint, client := minio(t, "spark-deps")
-		env := []string{"AWS_ENDPOINT_URL_S3=" + endpoint, "AWS_ACCESS_KEY_ID=sparkctl", "AWS_SECRET_ACCESS_KEY=sparkctl-secret", "AWS_REGION=us-east-1",
+		store := harness.StartMinIO(t, "127.0.0.1", "spark-deps")
+		endpoint, client := store.Endpoint, store.Client
+		env := []string{"AWS_ENDPOINT_URL_S3=" + endpoint, "AWS_ACCESS_KEY_ID=" + store.AccessKey, "AWS_SECRET_ACCESS_KEY=" + store.SecretKey, "AWS_REGION=us-east-1",
 			"AWS_CONFIG_FILE=/nonexistent", "AWS_SHARED_CREDENTIALS_FILE=/nonexistent"}
 		app := writeFile(t, filepath.Join(dir, "s3.yaml"), fmt.Sprintf(stagingApp, "staged-s3", mainJar, depJar))
 		r := s.kubectl(t, env, "spark", "create", "-f", app, "--upload-to", "s3://spark-deps/team/a")
