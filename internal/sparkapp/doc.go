@@ -41,4 +41,11 @@
 // contradict the status (a stale request, an edited label, an erased state), the hook refuses
 // with a metacontroller.Refusal (HTTP 409), and Metacontroller keeps everything and asks again.
 // A request that cannot be understood is a RequestError (HTTP 400); 5xx is left for faults.
+//
+// Stale reads. Metacontroller reads the parent from its cache, so a sync can come before the
+// status the previous answer wrote; it drops an answer's status on a write conflict without
+// asking again, and a status change alone starts no sync (ignoreStatusChanges). So a sync that
+// restates a submission whose driver Pod already exists asks to be called again within a second,
+// and every submission asks for its driver start deadline: no deadline and no news from the
+// driver waits for an event that may not come.
 package sparkapp

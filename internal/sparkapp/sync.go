@@ -267,9 +267,13 @@ func (d *decider) nextAttemptObserved() bool {
 	if d.invalid != "" {
 		return false
 	}
-	next := d.nextSubmission()
+	return d.driverObserved(d.nextSubmission())
+}
+
+// driverObserved is true when a driver Pod of submission sub is among the observed children.
+func (d *decider) driverObserved(sub driver.Submission) bool {
 	for _, pod := range d.in.drivers {
-		if pod.Metadata.Labels[driver.LabelSubmissionID] == next.SubmissionID {
+		if pod.Metadata.Labels[driver.LabelSubmissionID] == sub.SubmissionID {
 			return true
 		}
 	}
@@ -320,8 +324,25 @@ func (d *decider) submit() {
 
 	d.children = objs.List()
 	d.wakeAt(d.now.Add(d.cfg.SubmissionGrace))
+	if t := d.timeouts().DriverStartSeconds; t != nil {
+		// The timeout counts from the driver Pod's creation, which follows this answer. A driver
+		// that never starts may give no later sync a reason to run (a Pod the scheduler cannot
+		// place changes once), so the deadline is asked for now.
+		d.wakeAt(d.now.Add(v1beta2.Seconds(*t)))
+	}
+	if d.driverObserved(sub) {
+		// A stale request: the attempt's driver already exists, so an earlier answer submitted
+		// it and its status write is on its way. Metacontroller drops this answer's status when
+		// that write lands first (a conflict) and does not sync for a status change, so what
+		// the driver Pod says now (unschedulable, running, ended) would wait for the next
+		// deadline. A sync in a second reads it against the landed status.
+		d.wakeAt(d.now.Add(staleRequestResync))
+	}
 	d.decision.Submitted = true
 }
+
+// staleRequestResync is how soon a sync that restated a submission asks to be called again.
+const staleRequestResync = time.Second
 
 // failSpec records a submission that cannot succeed until the spec changes.
 func (d *decider) failSpec(reason, msg string) {

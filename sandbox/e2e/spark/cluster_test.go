@@ -230,7 +230,7 @@ func (n *namespace) dump() string {
 	// the status, and Metacontroller backs off from it for longer each time.
 	for _, c := range []struct{ namespace, selector string }{
 		{stack.SparkhooksNamespace, "app.kubernetes.io/name=sparkhooks"},
-		{stack.MetacontrollerNamespace, "app.kubernetes.io/name=metacontroller"},
+		{stack.MetacontrollerNamespace, "app.kubernetes.io/name=metacontroller-helm"},
 	} {
 		out, err := localcluster.Kubectl(ctx, shared.stack.Kubeconfig, "logs", "--namespace", c.namespace, "--selector", c.selector, "--tail", "-1", "--prefix")
 		if err != nil {

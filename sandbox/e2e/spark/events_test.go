@@ -104,12 +104,13 @@ spec:
     memory: 1g
 `, image401, jar401))
 		n.kubectlWait(t, "sparkapplication/too-big", "condition=Failed", 2*time.Minute)
-		// A sync that sees the unscheduled Pod before the timeout also sets DriverStarted to
-		// Unschedulable and tells SparkDriverNotStarting (goldens pin both). In two CI runs under
-		// the race detector neither came before the timeout, in none of four runs elsewhere: until
-		// that is understood, the test requires the failure's Warning, which carries the cause.
+		// The sync after the scheduler's verdict says why the driver does not start, before
+		// the timeout fails the attempt. It used to come only with the timeout when that sync
+		// read a stale status and Metacontroller dropped its answer (testdata/sync/
+		// new-own-driver-observed-unscheduled: such an answer now asks for a sync in a second).
 		seen := n.requireEvents(t, "too-big", []wantEvent{
 			{corev1.EventTypeNormal, "SparkApplicationSubmitted", ""},
+			{corev1.EventTypeWarning, "SparkDriverNotStarting", "Insufficient cpu"},
 			{corev1.EventTypeWarning, "SparkApplicationFailed", "DriverStartTimedOut"},
 		})
 		for _, e := range seen {
