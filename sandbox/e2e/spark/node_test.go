@@ -274,28 +274,12 @@ func TestExecutorOOMKilled(t *testing.T) {
 	requireRealNode(t)
 	parallelOnRealNode(t)
 	n := newNamespace(t, "executor-oom")
-	n.apply(`apiVersion: sparkoperator.k8s.io/v1beta2
-kind: SparkApplication
-metadata:
-  name: spark-pi
-spec:
-  type: Scala
-  sparkVersion: 3.5.3
-  image: apache/spark:3.5.3
-  mainClass: org.apache.spark.examples.SparkPi
-  mainApplicationFile: local:///opt/spark/examples/jars/spark-examples_2.12-3.5.3.jar
-  arguments: ["1000"]
-  driver:
-    cores: 1
-    memory: 512m
-    serviceAccount: spark
-  executor:
-    instances: 1
-    cores: 1
-    memory: 512m
-    memoryOverhead: 16m
-    javaOptions: -XX:+AlwaysPreTouch
-`)
+	n.applyEditedExample("spark-pi.yaml", func(spec map[string]any) {
+		executor := spec["executor"].(map[string]any)
+		executor["instances"] = 1
+		executor["memoryOverhead"] = "16m"
+		executor["javaOptions"] = "-XX:+AlwaysPreTouch"
+	})
 	// The driver deletes a failed executor's pod: look for the kernel's verdict while it exists.
 	killed, message := "", ""
 	n.waitFor(sparkApplications, "spark-pi", "an OOMKilled executor and the ExecutorFailed condition", appTimeout, func(app *unstructured.Unstructured) bool {
