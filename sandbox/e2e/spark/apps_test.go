@@ -175,19 +175,17 @@ func TestSparkUI(t *testing.T) {
 
 // serviceURL is how a Service's port reaches a pod from the host. On the real node, its cluster
 // IP: the host routes the Service network to the node, where kube-proxy takes the connection to
-// a ready endpoint. The process kubelet has no kube-proxy, so there it is what kube-proxy would
-// choose: a ready pod the selector picks, at the target port.
+// a ready endpoint. The process kubelet has no kube-proxy, so there, and for a headless Service
+// (whose name the cluster DNS resolves to its endpoints), it is what kube-proxy or the DNS
+// would choose: a ready pod the selector picks, at the target port.
 func (n *namespace) serviceURL(name string, port int32) (string, error) {
 	ctx := context.Background()
 	svc, err := n.core.CoreV1().Services(n.name).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return "", err
 	}
-	if shared.stack.Node != nil {
-		if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
-			return "", fmt.Errorf("service %s has no cluster IP", name)
-		}
-		return "http://" + net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(port))), nil
+	if ip := svc.Spec.ClusterIP; shared.stack.Node != nil && ip != "" && ip != corev1.ClusterIPNone {
+		return "http://" + net.JoinHostPort(ip, strconv.Itoa(int(port))), nil
 	}
 	var target *intstr.IntOrString
 	for _, p := range svc.Spec.Ports {

@@ -23,8 +23,9 @@ const realNodeCoreRequest = "100m"
 
 // forNode returns a manifest as applied on the suite's node: unchanged on the process kubelet
 // (which offers the scheduler 32 cores), with realNodeCoreRequest on the real node for the
-// driver and executors of every SparkApplication that names no coreRequest, and for the server
-// and executors of every SparkConnect whose sparkConf names no request.
+// driver and executors of every SparkApplication that names no coreRequest, for the server and
+// executors of every SparkConnect whose sparkConf names no request, and for the master and
+// workers of a SparkCluster whose pod templates request CPU.
 func forNode(manifest []byte) ([]byte, error) {
 	if shared.stack.Node == nil {
 		return manifest, nil
@@ -47,6 +48,8 @@ func forNode(manifest []byte) ([]byte, error) {
 			err = smallSparkApplication(obj)
 		case "SparkConnect":
 			err = smallSparkConnect(obj)
+		case "SparkCluster":
+			err = smallSparkCluster(obj)
 		}
 		if err != nil {
 			return nil, err
@@ -79,6 +82,29 @@ func smallSparkConnect(obj map[string]any) error {
 		key := "spark.kubernetes." + role + ".request.cores"
 		if _, found, _ := unstructured.NestedFieldNoCopy(obj, "spec", "sparkConf", key); !found {
 			if err := unstructured.SetNestedField(obj, realNodeCoreRequest, "spec", "sparkConf", key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// smallSparkCluster asks for realNodeCoreRequest for the master and workers whose pod templates
+// request CPU.
+func smallSparkCluster(obj map[string]any) error {
+	for _, role := range []string{"masterSpec", "workerSpec"} {
+		path := []string{"spec", role, "statefulSetSpec", "template", "spec", "containers"}
+		containers, _, _ := unstructured.NestedSlice(obj, path...)
+		for _, c := range containers {
+			c := c.(map[string]any)
+			if _, found, _ := unstructured.NestedFieldNoCopy(c, "resources", "requests", "cpu"); found {
+				if err := unstructured.SetNestedField(c, realNodeCoreRequest, "resources", "requests", "cpu"); err != nil {
+					return err
+				}
+			}
+		}
+		if len(containers) > 0 {
+			if err := unstructured.SetNestedSlice(obj, containers, path...); err != nil {
 				return err
 			}
 		}
