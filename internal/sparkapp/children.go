@@ -135,6 +135,26 @@ func terminatedPod(pod *podView) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
+// stoppedPod tells whether nothing runs in the Pod any more: it terminated, or every container
+// has while the phase still says Running. A kubelet reports the terminal phase only once it has
+// stopped the Pod's sandbox, seconds after the last container exited on a busy node; the
+// attempt may be decided over in between (observeDriver reads the Spark container), and its
+// driver Pod is kept for its logs like one whose phase has caught up.
+func stoppedPod(pod *podView) bool {
+	if terminatedPod(pod) {
+		return true
+	}
+	if pod.Status.Phase != corev1.PodRunning || len(pod.Status.ContainerStatuses) == 0 {
+		return false
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.State.Terminated == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // Refusal reasons, the label of sparkhooks_hook_refusals_total.
 const (
 	// RefusedUnknownAttempt: a live Pod carries no submission id, or one the status does not

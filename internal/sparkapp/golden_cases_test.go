@@ -155,6 +155,14 @@ func goldenCases() []goldenCase {
 		{name: "running-with-executors", setup: running(sparkPi, 2)},
 		{name: "running-executor-lost", setup: then(running(sparkPi, 2), func(w *world) { delete(w.execs, "spark-pi-exec-2") })},
 		{name: "completed", setup: then(running(sparkPi, 2), func(w *world) { w.driverExited(0, "Completed") })},
+		// A real kubelet reports the Pod Succeeded only once it has stopped the Pod's sandbox,
+		// seconds after the container exited on a busy node: the attempt is decided over from the
+		// container, and the next sync keeps the driver Pod for its logs all the same.
+		{name: "completed-pod-phase-lagging", setup: then(running(sparkPi, 2), func(w *world) {
+			w.driverExited(0, "Completed")
+			w.driverPod()["status"].(map[string]any)["phase"] = string(corev1.PodRunning)
+			require.NoError(w.t, w.sync()) // decides COMPLETED, keeps the children one more sync
+		})},
 		{name: "completed-retain-never", setup: then(running(sparkPi+"  resourceRetainPolicy: Never\n", 2), func(w *world) { w.driverExited(0, "Completed") })},
 		{name: "completed-retain-never-released", setup: then(running(sparkPi+"  resourceRetainPolicy: Never\n", 2), func(w *world) {
 			w.driverExited(0, "Completed")

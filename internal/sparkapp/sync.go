@@ -560,7 +560,8 @@ func (d *decider) attemptFailed(reason, msg string, at time.Time) {
 
 // terminal decides which children a terminated application keeps: the retain policy, then the
 // time to live. Only children that still exist are kept; nothing is created for a finished
-// application, and a driver Pod that has not terminated (a timed-out attempt) is released.
+// application, and a driver Pod in which something still runs (a timed-out attempt, a sidecar)
+// is released.
 func (d *decider) terminal() {
 	release := false
 	switch policy(d.spec.Spec.ResourceRetainPolicy) {
@@ -593,7 +594,7 @@ func (d *decider) terminal() {
 		case keyPDB, keyNetworkPolicy, keyPodGroup, keyCoschedulingPodGroup:
 			return false
 		case keyPod:
-			return !release && terminatedPod(pod)
+			return !release && stoppedPod(pod)
 		}
 		return !release
 	}

@@ -22,11 +22,13 @@ import (
 )
 
 func TestPySparkPi(t *testing.T) {
+	parallelOnRealNode(t)
 	for _, tc := range []struct{ example, app, version string }{
 		{"pyspark-pi.yaml", "pyspark-pi", "3.5.3"},
 		{"pyspark-pi-spark4.yaml", "pyspark-pi-spark4", "4.0.1"},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
+			parallelOnRealNode(t)
 			n := newNamespace(t, "pyspark")
 			n.applyExample(tc.example)
 			app := n.waitAppState(tc.app, "COMPLETED", appTimeout)
@@ -124,6 +126,7 @@ spec:
 // TestSparkUI reads the Spark UI's REST API through the application's UI Service while SparkPi
 // runs, as a user's port-forward or Ingress would.
 func TestSparkUI(t *testing.T) {
+	parallelOnRealNode(t)
 	n := newNamespace(t, "ui")
 	n.applyExample("spark-pi.yaml")
 	var applications string
@@ -170,13 +173,19 @@ func TestSparkUI(t *testing.T) {
 	}
 }
 
-// serviceURL is how a Service's port reaches a pod from the host, as kube-proxy would route it:
-// a ready pod the selector picks, at the target port.
+// serviceURL is how a Service's port reaches a pod from the host. On the real node, its cluster
+// IP: the host routes the Service network to the node, where kube-proxy takes the connection to
+// a ready endpoint. The process kubelet has no kube-proxy, so there, and for a headless Service
+// (whose name the cluster DNS resolves to its endpoints), it is what kube-proxy or the DNS
+// would choose: a ready pod the selector picks, at the target port.
 func (n *namespace) serviceURL(name string, port int32) (string, error) {
 	ctx := context.Background()
 	svc, err := n.core.CoreV1().Services(n.name).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return "", err
+	}
+	if ip := svc.Spec.ClusterIP; shared.stack.Node != nil && ip != "" && ip != corev1.ClusterIPNone {
+		return "http://" + net.JoinHostPort(ip, strconv.Itoa(int(port))), nil
 	}
 	var target *intstr.IntOrString
 	for _, p := range svc.Spec.Ports {

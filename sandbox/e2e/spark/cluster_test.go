@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
@@ -112,6 +113,27 @@ func (n *namespace) applyExample(file string) {
 		n.t.Fatalf("applying examples/%s: %v", file, err)
 	} else {
 		n.t.Logf("examples/%s: %s", file, strings.TrimSpace(out))
+	}
+}
+
+// applyEditedExample applies a SparkApplication of examples/ with its spec changed by edit, as a
+// user who copied the file would.
+func (n *namespace) applyEditedExample(file string, edit func(spec map[string]any)) {
+	n.t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "examples", file))
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	obj := map[string]any{}
+	if err := yaml.Unmarshal(data, &obj); err != nil {
+		n.t.Fatalf("examples/%s: %v", file, err)
+	}
+	edit(obj["spec"].(map[string]any))
+	if data, err = yaml.Marshal(obj); err != nil {
+		n.t.Fatal(err)
+	}
+	if _, err := n.applyManifest(data); err != nil {
+		n.t.Fatalf("applying examples/%s changed: %v", file, err)
 	}
 }
 

@@ -5,6 +5,7 @@ package spark
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // connectQuery runs on the server's executors: 8 partitions, a shuffle, and a sum whose answer
@@ -32,9 +34,12 @@ spark.stop()
 `
 
 // TestSparkConnect runs examples/spark-connect.yaml and a real Spark Connect client of the same
-// version (pyspark-client 4.0.1) against it: Ready only once the server accepts connections, the
-// query's answer right, and its tasks run by the server's executors.
+// version (pyspark-client 4.0.1) against it through the server's Service (on the real node, its
+// cluster IP, which kube-proxy routes): Ready only once the server accepts connections, the
+// query's answer right, and its tasks run by the server's executors, as the server's UI tells
+// through the same Service.
 func TestSparkConnect(t *testing.T) {
+	parallelOnRealNode(t)
 	n := newNamespace(t, "connect")
 	n.applyExample("spark-connect.yaml")
 	var readyAt time.Time
@@ -65,8 +70,11 @@ func TestSparkConnect(t *testing.T) {
 	t.Logf("query answered %s after Ready", time.Since(readyAt).Round(time.Second))
 
 	// The tasks ran on executors the server started through the API server, not in the server.
-	ip := nestedString(sc, "status", "server", "podIp")
-	apps, err := httpGet("http://" + net.JoinHostPort(ip, "4040") + "/api/v1/applications")
+	ui, err := n.serviceURL(service, 4040)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps, err := httpGetPatiently(ui + "/api/v1/applications")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +82,7 @@ func TestSparkConnect(t *testing.T) {
 	if err := json.Unmarshal([]byte(apps), &list); err != nil || len(list) != 1 {
 		t.Fatalf("the server's UI lists %s (%v)", apps, err)
 	}
-	executorsJSON, err := httpGet("http://" + net.JoinHostPort(ip, "4040") + "/api/v1/applications/" + list[0].ID + "/executors")
+	executorsJSON, err := httpGetPatiently(ui + "/api/v1/applications/" + list[0].ID + "/executors")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,13 +126,28 @@ func TestSparkConnect(t *testing.T) {
 			continue
 		}
 		roles[role]++
-		if got := c.Resources.Requests.Cpu().String(); got != "1" {
-			t.Errorf("%s %s: cpu request %s, want 1 (the example's cores)", role, pod.Name, got)
+		if got, want := c.Resources.Requests.Cpu().String(), exampleCoreRequest(); got != want {
+			t.Errorf("%s %s: cpu request %s, want %s (the example's cores)", role, pod.Name, got, want)
 		}
 	}
 	if roles["driver"] != 1 || roles["executor"] < 2 {
 		t.Errorf("pods of the SparkConnect by role: %v, want the server and its 2 executors", roles)
 	}
+}
+
+// httpGetPatiently is httpGet retried for a minute: a Spark UI answers slowly while its JVM is
+// busy on a loaded machine.
+func httpGetPatiently(url string) (string, error) {
+	var body string
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, time.Minute, true, func(context.Context) (bool, error) {
+		body, last = httpGet(url)
+		return last == nil, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("%w; last: %w", err, last)
+	}
+	return body, nil
 }
 
 // runPython runs script with a virtual environment's Python and returns its combined output.

@@ -149,7 +149,7 @@ func runMain(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "spark e2e: SPARKHOOKS_E2E_NODE=containerd needs SPARKHOOKS_NODE_DIR (make node)")
 			return 1
 		}
-		appTimeout *= 2
+		appTimeout *= 3
 	}
 	s, err := stack.Start(ctx, stack.Options{
 		Dir: filepath.Join(dir, "cluster"), KubeBinDir: kubeBinDir, Helm: helm,

@@ -15,6 +15,7 @@ import (
 // /var/run is a link to /run), and the API server at kubernetes.default.svc:443 with a
 // certificate the mounted CA verifies and a token it accepts.
 func TestPodSandbox(t *testing.T) {
+	parallelOnRealNode(t)
 	n := newNamespace(t, "sandbox")
 	n.apply(`apiVersion: v1
 kind: Pod

@@ -20,7 +20,8 @@ import (
 
 // appTimeout bounds one application's run on the 2-core CI machine: JVM start-up of a driver and
 // two executors, the job, and shutdown. On the real node, where each pod is held to its CPU limit
-// and the cgroups share two cores, twice that (runMain).
+// and the applications of tests that run side by side (parallelOnRealNode) share two cores, three
+// times that (runMain).
 var appTimeout = 90 * time.Second
 
 // executorRecorder keeps the first running version of every executor pod of a namespace and the
@@ -33,10 +34,13 @@ type executorRecorder struct {
 	states    map[string]any
 	// policy is the application's executor NetworkPolicy (Spark 4.2+) as first seen.
 	policy *networkingv1.NetworkPolicy
+	// memoryLimits is, on the real node, what the container cgroup of each of the application's
+	// pods allows next to the memory limit the pod asks for, by pod name.
+	memoryLimits map[string][2]int64
 }
 
 func newExecutorRecorder(n *namespace, app string) *executorRecorder {
-	return &executorRecorder{n: n, app: app, executors: map[string]*corev1.Pod{}}
+	return &executorRecorder{n: n, app: app, executors: map[string]*corev1.Pod{}, memoryLimits: map[string][2]int64{}}
 }
 
 func (r *executorRecorder) observe() {
@@ -51,6 +55,7 @@ func (r *executorRecorder) observe() {
 		}
 		r.mu.Unlock()
 	}
+	r.observeCgroups()
 	if policy, err := r.n.core.NetworkingV1().NetworkPolicies(r.n.name).Get(context.Background(), r.app+"-policy", metav1.GetOptions{}); err == nil {
 		r.mu.Lock()
 		if r.policy == nil {
@@ -70,7 +75,11 @@ func (r *executorRecorder) observe() {
 	r.mu.Unlock()
 }
 
+// TestSparkPi runs the SparkPi examples of each major version. On the real node the executors
+// find the driver through the cluster DNS, and each pod's container cgroup allows exactly the
+// memory limit the pod asks for.
 func TestSparkPi(t *testing.T) {
+	parallelOnRealNode(t)
 	for _, tc := range []struct {
 		example, app, version string
 		executor              executorWant
@@ -80,6 +89,7 @@ func TestSparkPi(t *testing.T) {
 		{"spark-pi-spark43.yaml", "spark-pi-spark43", "4.3.0", executorWant{memory: "1024m", request: "1408Mi", noEscalation: true}},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
+			parallelOnRealNode(t)
 			n := newNamespace(t, "pi")
 			executors := newExecutorRecorder(n, tc.app)
 			n.applyExample(tc.example)
@@ -96,6 +106,7 @@ func TestSparkPi(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkExecutors(t, executors, app, driver, tc.executor)
+			checkCgroupLimits(t, executors, driverName)
 			if tc.executor.noEscalation {
 				checkSpark43(t, n, executors, app, driver)
 			}

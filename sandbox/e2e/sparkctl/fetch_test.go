@@ -18,6 +18,13 @@ import (
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
+func imagesDir() string {
+	if dir := os.Getenv("SPARK_IMAGES_DIR"); dir != "" {
+		return dir
+	}
+	return filepath.Join(".cache", "spark-images")
+}
+
 var podNetwork = regexp.MustCompile(`on the pod network (\S+)\.`)
 
 // nodeAddress is this machine's address on the sandbox's pod network (the pods' status.hostIP),
@@ -120,7 +127,7 @@ func TestStagedJarRunsFromGCS(t *testing.T) {
 	if err := create.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Spark 4 under the race detector on a busy machine: TestRealSpark's bound.
+	// Spark 4 under the race detector on a busy machine.
 	timer := time.AfterFunc(4*time.Minute, func() { _ = create.Process.Kill() })
 	err = create.Wait()
 	timer.Stop()
