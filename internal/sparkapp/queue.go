@@ -96,8 +96,10 @@ func (d *decider) queueAdmits() bool {
 	case obs.Spent():
 		reason, msg := obs.Message()
 		d.parkQueued(conditionReason(reason), fmt.Sprintf("Workload %s is spent (%s); it is deleted to free its quota and a new one is queued", q.workload, msg))
+		d.wakeAt(d.now.Add(promptResync))
 	case !obs.Reusable(q.name, d.hash):
 		d.parkQueued("Requeueing", fmt.Sprintf("Workload %s was queued for another spec or LocalQueue (%s); a new one replaces it", q.workload, obs.QueueName))
+		d.wakeAt(d.now.Add(promptResync))
 	case !obs.Admitted():
 		d.workload = q.observed.Answered(q.raw)
 		reason, msg := obs.Message()

@@ -377,6 +377,8 @@ func TestRecordKueueGoldens(t *testing.T) {
 	w.advance(time.Minute)
 	w.kueueEvict()
 	record(w, "kueue-evicted")
+	require.NoError(t, w.sync())
+	record(w, "kueue-evicted-released") // the driver is gone: queued again, and a sync asked for at once
 	w.settle()
 	record(w, "kueue-requeued")
 	w.advance(time.Minute)

@@ -336,13 +336,17 @@ func (d *decider) submit() {
 		// that write lands first (a conflict) and does not sync for a status change, so what
 		// the driver Pod says now (unschedulable, running, ended) would wait for the next
 		// deadline. A sync in a second reads it against the landed status.
-		d.wakeAt(d.now.Add(staleRequestResync))
+		d.wakeAt(d.now.Add(promptResync))
 	}
 	d.decision.Submitted = true
 }
 
-// staleRequestResync is how soon a sync that restated a submission asks to be called again.
-const staleRequestResync = time.Second
+// promptResync is how soon an answer asks to be called again when its next step is due at once
+// and would otherwise wait for an event: a restated submission, or a queued application whose
+// attempt has just been released (its spent Workload goes, and the next sync queues a fresh
+// one). A stale sync can take that event and decide from the old status, and Metacontroller
+// drops its status write on the conflict; the resync comes regardless.
+const promptResync = time.Second
 
 // failSpec records a submission that cannot succeed until the spec changes.
 func (d *decider) failSpec(reason, msg string) {
@@ -435,6 +439,9 @@ func (d *decider) suspend() {
 		return
 	}
 	d.setState(v1beta2.ApplicationStateSuspended, "")
+	if d.queue != nil && !d.suspended() {
+		d.wakeAt(d.now.Add(promptResync)) // evicted: queued again next
+	}
 }
 
 // retryRun waits out the retry interval of a failed attempt, then submits the next one.

@@ -219,7 +219,13 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 Then: kubectl logs spark-pi-driver. Ctrl-C stops everything.
 `, time.Since(started).Round(100*time.Millisecond), dir, up, abs)
 	if o.readyFile != "" {
-		if err := os.WriteFile(o.readyFile, []byte(abs+"\n"), 0o644); err != nil {
+		// Written aside and renamed: a script polling for the file must never read it empty
+		// (a test did, and ran kubectl without a kubeconfig).
+		partial := o.readyFile + ".partial"
+		if err := os.WriteFile(partial, []byte(abs+"\n"), 0o644); err != nil {
+			return fmt.Errorf("writing the ready file: %w", err)
+		}
+		if err := os.Rename(partial, o.readyFile); err != nil {
 			return fmt.Errorf("writing the ready file: %w", err)
 		}
 		sb.onStop(func() { os.Remove(o.readyFile) })
