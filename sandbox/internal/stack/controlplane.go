@@ -12,8 +12,12 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
@@ -103,7 +107,18 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (_ *ControlPl
 			cp.Stop()
 		}
 	}()
-	if cp.etcd, err = startEtcd(filepath.Join(o.Dir, "etcd")); err != nil {
+	// The service-account key (RSA: up to a few hundred milliseconds) is made while etcd starts.
+	var saKey, saPub string
+	var keys errgroup.Group
+	keys.Go(func() (err error) {
+		saKey, saPub, err = p.serviceAccountKey()
+		return err
+	})
+	cp.etcd, err = startEtcd(filepath.Join(o.Dir, "etcd"))
+	if keyErr := keys.Wait(); err == nil {
+		err = keyErr
+	}
+	if err != nil {
 		return nil, err
 	}
 	host, port, err := net.SplitHostPort(address)
@@ -120,10 +135,6 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (_ *ControlPl
 		return nil, err
 	}
 	kubeletClient, err := p.issue(certRequest{name: "apiserver-kubelet-client", commonName: "kube-apiserver-kubelet-client", organizations: []string{"system:masters"}, client: true}, o.Now, certValidity)
-	if err != nil {
-		return nil, err
-	}
-	saKey, saPub, err := p.serviceAccountKey()
 	if err != nil {
 		return nil, err
 	}
@@ -212,6 +223,14 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (_ *ControlPl
 			"--leader-elect=false",
 			// Each controller acts as a service account of its own, bound to its bootstrap role.
 			"--use-service-account-credentials=true",
+			// Building a controller's client takes three requests of the controller manager's own
+			// client (the account looked up, kube-system looked up, the account created) and its
+			// first use two more (a token): about 150 at start, which the default client-side
+			// limit (20 a second after a burst of 30) spread over about 5 s before any controller ran:
+			// meanwhile the node kept its not-ready taint and no Deployment got its Pods. The limit
+			// keeps one client from crowding a shared API server; this one serves one node.
+			"--kube-api-qps=100",
+			"--kube-api-burst=200",
 			"--service-account-private-key-file=" + saKey,
 			"--root-ca-file=" + p.caFile(),
 			"--cluster-signing-cert-file=" + p.caFile(),
@@ -236,7 +255,51 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (_ *ControlPl
 		}
 		cp.components = append(cp.components, component)
 	}
+	if err := createControllerAccounts(startCtx, cp.Admin); err != nil {
+		return nil, err
+	}
 	return cp, nil
+}
+
+// createControllerAccounts creates in kube-system the service account of every controller the
+// RBAC bootstrap binds a role to (the subjects of the system:controller:* ClusterRoleBindings),
+// while kube-controller-manager starts. It gets, and failing that creates, each controller's
+// account before it builds the next controller: three round trips each, about a hundred in a row,
+// while the API server is busy taking in the charts' CRDs; that held the node's not-ready taint
+// for seconds. Made here at once, each is one request for it. Nine of the 44 bindings are for
+// controllers this cluster does not run (cloud, feature-gated): their accounts exist unused.
+func createControllerAccounts(ctx context.Context, admin *restclient.Config) error {
+	cfg := restclient.CopyConfig(admin)
+	cfg.QPS, cfg.Burst = 100, 200
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	bindings, err := client.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing the controllers' role bindings: %w", err)
+	}
+	var accounts errgroup.Group
+	accounts.SetLimit(8)
+	for _, b := range bindings.Items {
+		if !strings.HasPrefix(b.Name, "system:controller:") {
+			continue
+		}
+		for _, subject := range b.Subjects {
+			if subject.Kind != rbacv1.ServiceAccountKind || subject.Namespace != metav1.NamespaceSystem {
+				continue
+			}
+			accounts.Go(func() error {
+				account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: subject.Name, Namespace: subject.Namespace}}
+				_, err := client.CoreV1().ServiceAccounts(subject.Namespace).Create(ctx, account, metav1.CreateOptions{})
+				if err != nil && !apierrors.IsAlreadyExists(err) {
+					return fmt.Errorf("creating the service account of %s: %w", b.Name, err)
+				}
+				return nil
+			})
+		}
+	}
+	return accounts.Wait()
 }
 
 // exited reports the first component that is no longer running, if any.

@@ -24,6 +24,9 @@ type installOptions struct {
 	// skipSchemaValidation: values the chart's schema refuses (replicaCount=0 for the hook
 	// server that runs on the host instead).
 	skipSchemaValidation bool
+	// skipCRDs: the chart's crds/ are applied already, as an administrator who manages CRDs
+	// apart from releases does.
+	skipCRDs bool
 }
 
 // install runs helm install.
@@ -34,6 +37,9 @@ func (h helmRunner) install(ctx context.Context, release, chart, namespace strin
 	}
 	if o.skipSchemaValidation {
 		args = append(args, "--skip-schema-validation")
+	}
+	if o.skipCRDs {
+		args = append(args, "--skip-crds")
 	}
 	for _, f := range o.valuesFiles {
 		args = append(args, "--values", f)

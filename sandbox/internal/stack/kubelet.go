@@ -48,6 +48,10 @@ func (s *Stack) nodeCredentials(o Options) (nodeCredentials, error) {
 	}
 	cfg := restclient.CopyConfig(s.Admin)
 	cfg.TLSClientConfig = restclient.TLSClientConfig{CAData: p.caPEM, CertData: identity.CertPEM, KeyData: identity.KeyPEM}
+	// A kubelet's client limits (kubeAPIQPS, kubeAPIBurst), not client-go's 5 a second: every
+	// change of a pod's status is two requests (read, write), and with a pod's Events, volumes
+	// and token a starting pod spent its first burst and then waited 200 ms a request.
+	cfg.QPS, cfg.Burst = 50, 100
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nodeCredentials{}, err
@@ -56,12 +60,8 @@ func (s *Stack) nodeCredentials(o Options) (nodeCredentials, error) {
 }
 
 // startProcessKubelet starts the process kubelet as the node NodeName, serving the kubelet API
-// (logs, port forwarding) on the pod network's gateway.
-func (s *Stack) startProcessKubelet(ctx context.Context, o Options) error {
-	images, err := o.withChartImages()
-	if err != nil {
-		return err
-	}
+// (logs, port forwarding) on the pod network's gateway, running images.
+func (s *Stack) startProcessKubelet(ctx context.Context, o Options, images *prockubelet.ImageTable) error {
 	creds, err := s.nodeCredentials(o)
 	if err != nil {
 		return err

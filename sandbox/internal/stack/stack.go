@@ -18,10 +18,13 @@
 package stack
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -34,8 +37,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
@@ -194,10 +200,23 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if s.NodeIP, err = o.nodeIP(); err != nil {
 		return nil, err
 	}
+	// The charts' image layers (copies of the binaries the node runs) are made while the control
+	// plane starts, rather than on the way from the API server to the charts.
+	var chartImages map[string]prockubelet.Image
+	var layers errgroup.Group
+	if o.Simulated == nil {
+		layers.Go(func() (err error) {
+			chartImages, err = o.chartImages()
+			return err
+		})
+	}
 	s.control, err = StartControlPlane(ctx, ControlPlaneOptions{
 		Dir: o.Dir, KubeBinDir: o.KubeBinDir, Address: o.APIAddress, NodeIP: s.NodeIP, Now: time.Now(),
 		APIServerMemoryLimit: o.APIServerMemoryLimit,
 	})
+	if layersErr := layers.Wait(); err == nil {
+		err = layersErr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -215,10 +234,6 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	var importSparkImages func(context.Context) error
 	switch {
 	case o.RealNode != "":
-		chartImages, err := o.chartImages()
-		if err != nil {
-			return nil, err
-		}
 		if importSparkImages, err = s.startRealNode(ctx, runCtx, o, chartImages); err != nil {
 			return nil, err
 		}
@@ -226,7 +241,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	case o.Simulated != nil:
 		err = s.startSimulatedKubelet(runCtx, o)
 	default:
-		err = s.startProcessKubelet(runCtx, o)
+		err = s.startProcessKubelet(runCtx, o, o.Images.With(chartImages))
 	}
 	if err != nil {
 		return nil, err
@@ -281,6 +296,54 @@ func (s *Stack) installCRDs(ctx context.Context, dir string) error {
 	return nil
 }
 
+// applyCRDFiles applies the CustomResourceDefinitions of dir's YAML files server-side, as
+// kubectl apply --server-side does, without a kubectl process: its start and discovery took half
+// a second, on the path every start waits on.
+func applyCRDFiles(ctx context.Context, cfg *restclient.Config, dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no YAML files in %s", dir)
+	}
+	client, err := apiextensionsclientset.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for {
+			doc, err := docs.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", file, err)
+			}
+			manifest, err := utilyaml.ToJSON(doc)
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", file, err)
+			}
+			var crd metav1.PartialObjectMetadata
+			if err := json.Unmarshal(manifest, &crd); err != nil {
+				return fmt.Errorf("reading %s: %w", file, err)
+			}
+			if crd.Name == "" {
+				continue
+			}
+			if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, crd.Name, types.ApplyPatchType, manifest, metav1.PatchOptions{FieldManager: "sparkhooks-local"}); err != nil {
+				return fmt.Errorf("applying %s from %s: %w", crd.Name, file, err)
+			}
+		}
+	}
+	return nil
+}
+
 // installCharts installs sparkhooks' chart and, as the options say, Metacontroller from its own
 // chart or the stand-in, and returns once the controllers run.
 func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kubernetes.Interface, phase func(string)) error {
@@ -308,7 +371,7 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 		s.Controller = "Metacontroller " + chartAppVersion(o.MetacontrollerChart)
 		// Its CRDs first, as an administrator applies them, so that Metacontroller starts after
 		// sparkhooks' CRDs exist and finds them at once rather than at its next discovery.
-		if _, err := localcluster.Kubectl(ctx, s.Kubeconfig, "apply", "--server-side", "-f", filepath.Join(o.MetacontrollerChart, "crds")); err != nil {
+		if err := applyCRDFiles(ctx, s.Admin, filepath.Join(o.MetacontrollerChart, "crds")); err != nil {
 			return fmt.Errorf("applying Metacontroller's CRDs: %w", err)
 		}
 	default:
@@ -341,8 +404,9 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 				return err
 			}
 			// Not waited for by Helm: the controllers' Events below say more than its readiness
-			// probe. One replica: the node is one machine.
-			metacontroller := installOptions{valuesFiles: []string{o.MetacontrollerValues}, set: []string{"replicas=1"}, setJSON: tolerations}
+			// probe. One replica: the node is one machine. Its CRDs went in first (above): applied
+			// again, Helm would patch each and wait for them while sparkhooks' Pod starts.
+			metacontroller := installOptions{valuesFiles: []string{o.MetacontrollerValues}, set: []string{"replicas=1"}, setJSON: tolerations, skipCRDs: true}
 			return helm.install(groupCtx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, metacontroller)
 		})
 	}
@@ -438,15 +502,6 @@ func (o *Options) nodeIP() (netip.Addr, error) {
 		return o.Simulated.IP, nil
 	}
 	return HostIP()
-}
-
-// withChartImages adds to the Spark images the two images the charts name.
-func (o *Options) withChartImages() (*prockubelet.ImageTable, error) {
-	images, err := o.chartImages()
-	if err != nil {
-		return nil, err
-	}
-	return o.Images.With(images), nil
 }
 
 // chartImages are the two images the charts name, each a layer with the binary where the upstream
