@@ -182,6 +182,11 @@ func (d *decider) evicted() {
 func (d *decider) queueChildren() {
 	if d.workload == nil && d.queue != nil && d.queue.observed != nil && activeStates[d.decision.From] && !d.queue.observed.Deleting {
 		d.workload = d.queue.observed.Answered(d.queue.raw)
+		if !activeStates[d.status.AppState.State] {
+			// This sync ends the attempt: the next releases the Workload, and frees its quota
+			// for the applications waiting on it, without waiting for an event.
+			d.wakeAt(d.now.Add(promptResync))
+		}
 	}
 	if d.workload != nil {
 		d.children = append(d.children, d.workload)
