@@ -58,13 +58,17 @@ func CheckSettles(t testing.TB, label string, request []byte, sync SyncFunc) {
 		return
 	}
 	var again struct {
-		Status map[string]any `json:"status"`
+		Status   map[string]any   `json:"status"`
+		Children []map[string]any `json:"children"`
 	}
 	mustUnmarshal(t, label, second, &again)
 	if !sameStatus(resp.Status, again.Status, generation) {
 		a, _ := json.Marshal(resp.Status)
 		b, _ := json.Marshal(again.Status)
 		t.Errorf("%s: the answer changes the status and leaves the children alone, but the next sync would change it again: with ignoreStatusChanges that sync never comes; answer resyncAfterSeconds.\nfirst:  %s\nsecond: %s", label, a, b)
+	}
+	if first, next := answeredNames(resp.Children), answeredNames(again.Children); !reflect.DeepEqual(first, next) {
+		t.Errorf("%s: the answer changes the status and leaves the children alone, but the next sync would change the children (%v, then %v): with ignoreStatusChanges that sync never comes; answer resyncAfterSeconds", label, first, next)
 	}
 }
 
