@@ -130,7 +130,8 @@ func TestHistoryServer(t *testing.T) {
 	ids := map[string]string{} // application name by Spark application id
 	var pysparkID string
 	for name := range apps {
-		app := n.waitAppState(name, "COMPLETED", appTimeout)
+		// Twice a lone application's bound: the two run side by side on the machine's two cores.
+		app := n.waitAppState(name, "COMPLETED", 2*appTimeout)
 		id := nestedString(app, "status", "sparkApplicationId")
 		want := fmt.Sprintf("http://sparkhooks-history.%s.svc:18080/history/%s/jobs/", stack.SparkhooksNamespace, id)
 		if got := nestedString(app, "status", "historyURL"); got != want {
