@@ -44,8 +44,8 @@
 //
 // Stale reads. Metacontroller reads the parent from its cache, so a sync can come before the
 // status the previous answer wrote; it drops an answer's status on a write conflict without
-// asking again, and a status change alone starts no sync (ignoreStatusChanges). So a sync that
-// restates a submission whose driver Pod already exists asks to be called again within a second,
-// and every submission asks for its driver start deadline: no deadline and no news from the
-// driver waits for an event that may not come.
+// asking again, and a status change alone starts no sync (ignoreStatusChanges). So every
+// submission asks for its driver start deadline, and an answer whose next step is due at once
+// asks to be called again within a second (promptResync) rather than count on an event a stale
+// sync may take: a restated submission, and a queued attempt's end, eviction or spent Workload.
 package sparkapp
