@@ -81,6 +81,7 @@ type compositeHooks struct {
 }
 
 type hook struct {
+	Version *string  `json:"version,omitempty"`
 	Webhook *webhook `json:"webhook,omitempty"`
 }
 
@@ -156,6 +157,10 @@ func hookURLs(t *testing.T, cc *compositeController, base *url.URL) map[string]s
 		require.NotNil(t, h.Webhook.Timeout, "%s hook %s has no timeout (Metacontroller's default is 10 s)", cc.Name, name)
 		assert.Positive(t, h.Webhook.Timeout.Duration, "%s hook %s timeout", cc.Name, name)
 		assert.Less(t, h.Webhook.Timeout.Duration, metacontrollerHookTimeout, "%s hook %s timeout", cc.Name, name)
+		if name == "customize" {
+			// A v2 customize hook's label rules select related objects in every namespace.
+			assert.Nil(t, h.Version, "%s customize hook: the default version, v1", cc.Name)
+		}
 		paths[name] = u.Path
 	}
 	return paths
@@ -178,6 +183,7 @@ func checkSparkApplicationController(t *testing.T, cc *compositeController, base
 		"finalize":  hooks.SparkApplicationFinalizePath,
 		"customize": hooks.SparkApplicationCustomizePath,
 	}, hookURLs(t, cc, base))
+	checkSyncHooksV2(t, cc)
 }
 
 func checkScheduledController(t *testing.T, cc *compositeController, base *url.URL) {
@@ -211,6 +217,7 @@ func checkConnectController(t *testing.T, cc *compositeController, base *url.URL
 		"finalize":  hooks.SparkConnectFinalizePath,
 		"customize": hooks.SparkConnectCustomizePath,
 	}, hookURLs(t, cc, base))
+	checkSyncHooksV2(t, cc)
 }
 
 func checkClusterController(t *testing.T, cc *compositeController, base *url.URL) {
@@ -420,4 +427,23 @@ func TestDecodeManifestRefusesUnknownFieldsAndKinds(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
+}
+
+// checkSyncHooksV2 checks that the sync and finalize hooks of cc are version v2: a v1 request
+// of Metacontroller v4.17 leaves out the cluster-scoped related objects (ResourceFlavors,
+// PriorityClasses) a queued application's hooks need.
+func checkSyncHooksV2(t *testing.T, cc *compositeController) {
+	t.Helper()
+	for name, h := range map[string]*hook{"sync": cc.Spec.Hooks.Sync, "finalize": cc.Spec.Hooks.Finalize} {
+		if assert.NotNil(t, h, "%s has no %s hook", cc.Name, name) {
+			assert.Equal(t, "v2", ptrString(h.Version), "%s %s hook version", cc.Name, name)
+		}
+	}
+}
+
+func ptrString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -142,14 +143,71 @@ type RelatedResourceRule struct {
 }
 
 // TidyObserved prepares the observed objects of a sync request for a decision: objects that are
-// absent (null) are dropped from children and related, since no answer can keep or delete them,
-// and a child filed under another name than its own is a request error, since keeping one name
-// could delete the other.
+// absent (null) are dropped from children and related, since no answer can keep or delete them;
+// the maps of a v2 hook request are filed as a v1 request files them (see fileAsV1); and a child
+// filed under another name than its own is a request error, since keeping one name could delete
+// the other.
 func (r *SyncRequest) TidyObserved() error {
 	r.Children.DropAbsent()
 	r.Related.DropAbsent()
+	var parent struct {
+		Metadata struct {
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if len(r.Parent) > 0 {
+		if err := json.Unmarshal(r.Parent, &parent); err != nil {
+			return RequestErrorf("decode parent: %w", err)
+		}
+	}
+	for _, m := range []ChildMap{r.Children, r.Related} {
+		if err := m.fileAsV1(parent.Metadata.Namespace); err != nil {
+			return RequestErrorf("%w", err)
+		}
+	}
 	if err := r.Children.CheckNames(); err != nil {
 		return RequestErrorf("%w", err)
+	}
+	return nil
+}
+
+// fileAsV1 files the objects of a namespaced parent's v2 hook request as a v1 request does. A
+// v2 request (the registration's hook version v2) files a namespaced object under
+// "<namespace>/<name>" and a cluster-scoped one under its name, and its related objects
+// selected by labels come from every namespace; a v1 request files every object under its name
+// and, for a namespaced parent, leaves out every cluster-scoped related object (Metacontroller
+// v4.17 filters them in its v1 conversion), which is why the registrations whose hooks need
+// ResourceFlavors and PriorityClasses use v2. Objects of another namespace than the parent's
+// are dropped: nothing a namespaced parent decides concerns them. A cluster-scoped parent's
+// maps are left as they are.
+func (m ChildMap) fileAsV1(namespace string) error {
+	if namespace == "" {
+		return nil
+	}
+	for key, group := range m {
+		for filed, raw := range group {
+			// A name alone is filed right already; only v2 files a name with a namespace.
+			if !strings.Contains(filed, "/") {
+				continue
+			}
+			var obj struct {
+				Metadata struct {
+					Name      string `json:"name"`
+					Namespace string `json:"namespace"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(raw, &obj); err != nil {
+				return fmt.Errorf("decode observed %s %q: %w", key, filed, err)
+			}
+			ns, name := obj.Metadata.Namespace, obj.Metadata.Name
+			switch {
+			case ns != "" && ns != namespace:
+				delete(group, filed)
+			case ns != "" && filed == ns+"/"+name:
+				delete(group, filed)
+				group[name] = raw
+			}
+		}
 	}
 	return nil
 }

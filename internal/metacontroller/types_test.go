@@ -109,3 +109,58 @@ func TestTidyObserved(t *testing.T) {
 		t.Errorf("a misfiled child is a request error, got %v", err)
 	}
 }
+
+func TestTidyObservedFilesV2RequestsAsV1(t *testing.T) {
+	pod := func(ns, name string) json.RawMessage {
+		return json.RawMessage(`{"metadata":{"namespace":"` + ns + `","name":"` + name + `"}}`)
+	}
+	flavor := json.RawMessage(`{"metadata":{"name":"spot"}}`)
+	tests := []struct {
+		name            string
+		parent          string
+		children        ChildMap
+		related         ChildMap
+		wantChildren    []string
+		wantRelated     []string
+		wantRelatedKind string
+	}{{
+		name:         "v1 request unchanged",
+		parent:       `{"metadata":{"namespace":"team","name":"pi"}}`,
+		children:     ChildMap{"Pod.v1": {"pi-driver": pod("team", "pi-driver")}},
+		related:      ChildMap{"Pod.v1": {"pi-exec-1": pod("team", "pi-exec-1")}},
+		wantChildren: []string{"pi-driver"}, wantRelated: []string{"pi-exec-1"}, wantRelatedKind: "Pod.v1",
+	}, {
+		name:         "v2 namespaced objects filed by name",
+		parent:       `{"metadata":{"namespace":"team","name":"pi"}}`,
+		children:     ChildMap{"Pod.v1": {"team/pi-driver": pod("team", "pi-driver")}},
+		related:      ChildMap{"Pod.v1": {"team/pi-exec-1": pod("team", "pi-exec-1")}},
+		wantChildren: []string{"pi-driver"}, wantRelated: []string{"pi-exec-1"}, wantRelatedKind: "Pod.v1",
+	}, {
+		name:         "v2 related of another namespace dropped",
+		parent:       `{"metadata":{"namespace":"team","name":"pi"}}`,
+		children:     ChildMap{},
+		related:      ChildMap{"Pod.v1": {"team/pi-exec-1": pod("team", "pi-exec-1"), "other/pi-exec-1": pod("other", "pi-exec-1")}},
+		wantChildren: nil, wantRelated: []string{"pi-exec-1"}, wantRelatedKind: "Pod.v1",
+	}, {
+		name:         "v2 cluster-scoped related kept by name",
+		parent:       `{"metadata":{"namespace":"team","name":"pi"}}`,
+		children:     ChildMap{},
+		related:      ChildMap{"ResourceFlavor.kueue.x-k8s.io/v1beta2": {"spot": flavor}},
+		wantChildren: nil, wantRelated: []string{"spot"}, wantRelatedKind: "ResourceFlavor.kueue.x-k8s.io/v1beta2",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &SyncRequest{Parent: json.RawMessage(tt.parent), Children: tt.children, Related: tt.related}
+			require.NoError(t, req.TidyObserved())
+			assert.Equal(t, tt.wantChildren, nilIfEmpty(req.Children.Names("Pod.v1")))
+			assert.Equal(t, tt.wantRelated, nilIfEmpty(req.Related.Names(tt.wantRelatedKind)))
+		})
+	}
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}

@@ -74,16 +74,16 @@ func checkInvariant(t testing.TB, body []byte, resp *metacontroller.SyncResponse
 				} `json:"applicationState"`
 			} `json:"status"`
 		} `json:"parent"`
-		Children   map[string]map[string]json.RawMessage `json:"children"`
-		Finalizing bool                                  `json:"finalizing"`
+		Finalizing bool `json:"finalizing"`
 	}
 	require.NoError(t, json.Unmarshal(body, &req))
 	if req.Finalizing && req.Parent.Metadata.DeletionTimestamp != nil {
 		return
 	}
-	checkNoDriverWithoutAdmission(t, body, kept)
+	children := observedChildren(t, body)
+	checkNoDriverWithoutAdmission(t, body, children, kept)
 	status := req.Parent.Status
-	for name, raw := range req.Children["Pod.v1"] {
+	for name, raw := range children["Pod.v1"] {
 		var pod struct {
 			Metadata struct {
 				Labels            map[string]string `json:"labels"`
@@ -115,10 +115,20 @@ func checkInvariant(t testing.TB, body []byte, resp *metacontroller.SyncResponse
 	}
 }
 
+// observedChildren are the request's children filed by name, whichever hook version's request
+// body is (what the hook decided from, after a 200).
+func observedChildren(t testing.TB, body []byte) metacontroller.ChildMap {
+	t.Helper()
+	var req metacontroller.SyncRequest
+	require.NoError(t, json.Unmarshal(body, &req))
+	require.NoError(t, req.TidyObserved(), "a request the hook answered 200")
+	return req.Children
+}
+
 // checkNoDriverWithoutAdmission is the queue's half of the invariant: an answer that creates a
 // driver Pod (one the request does not show) for a queued application has an admitted Workload
 // behind it: Admitted true, not evicted, finished or being deleted, with an admission.
-func checkNoDriverWithoutAdmission(t testing.TB, body []byte, kept map[string]string) {
+func checkNoDriverWithoutAdmission(t testing.TB, body []byte, children metacontroller.ChildMap, kept map[string]string) {
 	t.Helper()
 	var req struct {
 		Parent struct {
@@ -127,15 +137,14 @@ func checkNoDriverWithoutAdmission(t testing.TB, body []byte, kept map[string]st
 				Labels map[string]string `json:"labels"`
 			} `json:"metadata"`
 		} `json:"parent"`
-		Children map[string]map[string]json.RawMessage `json:"children"`
 	}
 	require.NoError(t, json.Unmarshal(body, &req))
-	workloads, enabled := req.Children["Workload.kueue.x-k8s.io/v1beta2"]
+	workloads, enabled := children["Workload.kueue.x-k8s.io/v1beta2"]
 	if !enabled || req.Parent.Metadata.Labels["kueue.x-k8s.io/queue-name"] == "" {
 		return
 	}
 	for name := range kept {
-		if raw, observed := req.Children["Pod.v1"][name]; observed && string(raw) != "null" {
+		if raw, observed := children["Pod.v1"][name]; observed && string(raw) != "null" {
 			continue
 		}
 		var wl struct {

@@ -71,6 +71,8 @@ type CompositeControllerHooks struct {
 
 // Hook is a webhook hook.
 type Hook struct {
+	// Version is the request format, v1 (the default) or v2; see ContractController.callSyncHook.
+	Version string `json:"version,omitempty"`
 	Webhook *struct {
 		URL     *string          `json:"url,omitempty"`
 		Timeout *metav1.Duration `json:"timeout,omitempty"`

@@ -722,6 +722,29 @@ func (c *ContractController) relatedObjects(ctx context.Context, parent *unstruc
 	return related, nil
 }
 
+// forHookVersion files the objects of a request as Metacontroller v4.17 does for the hook's
+// version. v1 (the default): by name relative to the parent, and for a namespaced parent
+// without the cluster-scoped objects, which its v1 conversion filters out. v2: a namespaced
+// object as "<namespace>/<name>", a cluster-scoped one by name, all kept.
+func forHookVersion(version string, parent *unstructured.Unstructured, m childMap) childMap {
+	out := childMap{}
+	for key, group := range m {
+		filed := map[string]*unstructured.Unstructured{}
+		out[key] = filed
+		for name, obj := range group {
+			switch {
+			case version == "v2" && obj.GetNamespace() != "":
+				filed[obj.GetNamespace()+"/"+obj.GetName()] = obj
+			case version != "v2" && parent.GetNamespace() != "" && obj.GetNamespace() == "":
+				continue
+			default:
+				filed[name] = obj
+			}
+		}
+	}
+	return out
+}
+
 func relativeName(parent, obj *unstructured.Unstructured) string {
 	if obj.GetNamespace() == parent.GetNamespace() {
 		return obj.GetName()
@@ -730,8 +753,8 @@ func relativeName(parent, obj *unstructured.Unstructured) string {
 }
 
 func matchesRule(parent, obj *unstructured.Unstructured, rule relatedRule) (bool, error) {
-	// Metacontroller matches cluster-scoped related objects (v1 hooks) whatever the parent's
-	// namespace; only namespaced ones must share it.
+	// Metacontroller matches cluster-scoped related objects whatever the parent's namespace (a v1
+	// sync request then leaves them out: forHookVersion); only namespaced ones must share it.
 	sameNamespace := obj.GetNamespace() == "" || obj.GetNamespace() == parent.GetNamespace()
 	byNames := rule.Namespace != "" || len(rule.Names) > 0
 	if rule.LabelSelector != nil && byNames {
@@ -859,8 +882,8 @@ func (c *ContractController) callSyncHook(ctx context.Context, parent *unstructu
 	request := map[string]any{
 		"controller": c.ccJSON,
 		"parent":     parent.Object,
-		"children":   observed,
-		"related":    related,
+		"children":   forHookVersion(hook.Version, parent, observed),
+		"related":    forHookVersion(hook.Version, parent, related),
 		"finalizing": finalizing,
 	}
 	var resp syncResponse
