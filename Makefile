@@ -72,19 +72,20 @@ memload:
 	$(GO) run ./hack/memload
 
 ## e2e: end-to-end tests on the real control plane (make kube) with the chart installed by Helm (make
-## helm), Metacontroller from METACONTROLLER_BIN or the stand-in, kubectl as the user, and real Spark
-## on the process kubelet (root; see docs/process-kubelet.md and docs/local.md), then the
-## REALNODE_TESTS of sandbox/e2e/spark on the real node (make node, docs/real-node.md), side by
-## side. `make e2e E2EFLAGS=-race` (what CI runs) runs the tests and the server binary under the
-## race detector. One package at a time: the Spark JVMs need both cores. The contract suite
-## (sandbox/e2e) runs under the stand-in, then again under the real Metacontroller when
-## METACONTROLLER_BIN is set.
-REALNODE_TESTS = ^(TestSparkPi|TestPySparkPi|TestSparkConnect|TestSparkUI|TestKubectlSpark|TestPodSandbox|TestLimitsAreEnforced|TestClusterDNSAndServiceIPs|TestExecutorOOMKilled)$$
+## helm), Metacontroller from METACONTROLLER_BIN or the stand-in, kubectl as the user. The real-Spark
+## suite (sandbox/e2e/spark) is split in two: its REALNODE_TESTS run on the real node (make node,
+## docs/real-node.md), side by side where they call parallelOnRealNode, and only there; the rest
+## run one at a time on the process kubelet (root; see docs/process-kubelet.md and docs/local.md),
+## which make run's own tests (sandbox/e2e/local) also use. `make e2e E2EFLAGS=-race` (what CI runs)
+## runs the tests and the server binary under the race detector. One package at a time: the Spark
+## JVMs need both cores. The contract suite (sandbox/e2e) runs under the stand-in, then again under
+## the real Metacontroller when METACONTROLLER_BIN is set.
+REALNODE_TESTS = ^(TestSparkPi|TestPySparkPi|TestSparkConnect|TestSparkUI|TestKubectlSpark|TestPodSandbox|TestLimitsAreEnforced|TestClusterDNSAndServiceIPs|TestExecutorOOMKilled|TestFailingDriverIsRetriedThenFailed|TestDynamicAllocation|TestKubeflowSDK|TestSparkClusterRunsSparkPi|TestKueueAdmitsOneAtATime)$$
 e2e: spark-images
 	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
 	export SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \
 	export SPARKHOOKS_NODE_DIR="$$(hack/node/build.sh)" SPARKHOOKS_GATEWAY_API_CRDS="$$(hack/gateway-api/build.sh)" && \
-	cd sandbox && $(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m ./internal/localcluster/... ./internal/stack/... ./e2e/... && \
+	cd sandbox && $(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m -skip '$(REALNODE_TESTS)' ./internal/localcluster/... ./internal/stack/... ./e2e/... && \
 	SPARKHOOKS_E2E_NODE=containerd $(GO) test $(E2EFLAGS) -tags e2e -count=1 -parallel 4 -timeout 20m -run '$(REALNODE_TESTS)' ./e2e/spark/ && \
 	if [ -n "$$METACONTROLLER_BIN" ]; then \
 		SPARKHOOKS_E2E_CONTROLLER=metacontroller $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 20m ./e2e/; fi

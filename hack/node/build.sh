@@ -79,6 +79,8 @@ rootfs_key=$({
 	printf '%s\n' "$suite" "${rootfs_packages[@]}"
 	cat "${sources[@]}"
 	sed -n '/^# rootfs:begin/,/^# rootfs:end/p' "${BASH_SOURCE[0]}"
+	cat "$here/trust-machine-cas.sh"
+	cat /usr/local/share/ca-certificates/*.crt 2>/dev/null || true
 } | key)
 rootfs=$cache/rootfs-$rootfs_key.tar
 if [ ! -s "$rootfs" ]; then
@@ -93,6 +95,7 @@ if [ ! -s "$rootfs" ]; then
 		--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
 		--dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
 		--essential-hook='mkdir -p "$1/usr/share/man/man1"' \
+		--customize-hook="$here/trust-machine-cas.sh \"\$1\"" \
 		--customize-hook='chroot "$1" dpkg-query -W -f="\${Package} \${Version}\n" >'"$rootfs.packages" \
 		"$suite" "$rootfs.tmp" "${sources[@]}"
 	# rootfs:end

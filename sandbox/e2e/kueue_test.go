@@ -4,11 +4,8 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -26,14 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
 )
-
-// kueueVersion is the Kueue release whose CRDs the Kueue tests install: the API sparkhooks
-// writes (kueue.x-k8s.io/v1beta2), with every schema and CEL rule of the real thing. They come
-// from the Go module proxy (go mod download: checksummed by the Go checksum database, cached in
-// the module cache), not from the repository.
-const kueueVersion = "v0.19.2"
 
 var (
 	workloads       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
@@ -41,34 +33,7 @@ var (
 )
 
 var installKueueCRDs = sync.OnceValue(func() error {
-	out, err := exec.Command("go", "mod", "download", "-json", "sigs.k8s.io/kueue@"+kueueVersion).Output()
-	if err != nil {
-		return fmt.Errorf("go mod download sigs.k8s.io/kueue@%s: %w", kueueVersion, err)
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return fmt.Errorf("go mod download sigs.k8s.io/kueue@%s: no module directory in %s", kueueVersion, out)
-	}
-	bases := filepath.Join(mod.Dir, "config", "components", "crd", "bases")
-	ctx := context.Background()
-	// All of them: Kueue's controller indexes every kind it serves, the stand-in tests need four.
-	for _, kind := range []string{"workloads", "resourceflavors", "clusterqueues", "localqueues", "admissionchecks", "cohorts",
-		"multikueueclusters", "multikueueconfigs", "provisioningrequestconfigs", "topologies", "workloadpriorityclasses"} {
-		// Server-side: the Workload CRD (1.4 MB) is too big for kubectl's last-applied annotation.
-		file := filepath.Join(bases, "kueue.x-k8s.io_"+kind+".yaml")
-		if out, err := localcluster.Kubectl(ctx, shared.stack.Kubeconfig, "apply", "--server-side", "-f", file); err != nil {
-			return fmt.Errorf("installing %s: %w: %s", file, err, out)
-		}
-		crd := kind + ".kueue.x-k8s.io"
-		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			out, err := localcluster.Kubectl(ctx, shared.stack.Kubeconfig, "get", "crd/"+crd,
-				"-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
-			return err == nil && strings.TrimSpace(out) == "True", nil
-		}); err != nil {
-			return fmt.Errorf("CRD %s not established: %w", crd, err)
-		}
-	}
-	return nil
+	return harness.InstallKueueCRDs(shared.stack.Kubeconfig)
 })
 
 // queuedRegistration is metacontroller/<file> with Workloads declared, as the chart's
@@ -321,101 +286,6 @@ func TestKueueQueuesApplications(t *testing.T) {
 	w.requireStates(t, "spark-pi-2", "SUSPENDED SUBMITTED RUNNING SUSPENDING SUSPENDED SUBMITTED RUNNING")
 }
 
-// kueueBinaryEnv names the Kueue controller binary the real-Kueue test runs; make kueue builds
-// it (sigs.k8s.io/kueue/cmd/kueue at kueueVersion, in its own module) once per user and prints
-// its path, which make e2e exports here.
-const kueueBinaryEnv = "SPARKHOOKS_KUEUE_BINARY"
-
-func kueueBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv(kueueBinaryEnv)
-	if bin == "" {
-		t.Fatalf("%s is not set: make kueue builds the Kueue controller and prints its path, make e2e exports it", kueueBinaryEnv)
-	}
-	abs, err := filepath.Abs(bin)
-	require.NoError(t, err)
-	if _, err := os.Stat(abs); err != nil {
-		t.Fatalf("the Kueue controller binary %s is missing: run make kueue (or set %s): %v", abs, kueueBinaryEnv, err)
-	}
-	return abs
-}
-
-// startKueue runs the real Kueue controller against the test API server until the test ends.
-// What it takes to run it there: Kueue's CRDs; no leader election; no job integration but
-// batch/job (which it always sets up); no on-demand visibility server (an aggregated API server);
-// and, without its internal certificate management (which wants the webhook configurations and
-// a Secret of its own Deployment), serving certificates for its webhook server, which nothing
-// calls here, and for its metrics server at the fixed path /etc/kueue/metrics/certs: a tmpfs
-// over /etc in a mount namespace of its own holds them (root, as make e2e runs).
-func startKueue(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("the real Kueue controller needs root here (a mount namespace for its fixed certificate path); make e2e runs as root")
-	}
-	bin := kueueBinary(t)
-	dir := t.TempDir()
-	certs := filepath.Join(dir, "certs")
-	require.NoError(t, os.MkdirAll(certs, 0o755))
-	out, err := exec.Command("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-		"-keyout", filepath.Join(certs, "tls.key"), "-out", filepath.Join(certs, "tls.crt")).CombinedOutput()
-	require.NoError(t, err, "openssl: %s", out)
-	config := filepath.Join(dir, "config.yaml")
-	require.NoError(t, os.WriteFile(config, []byte(fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-namespace: kueue-system
-health:
-  healthProbeBindAddress: "0"
-metrics:
-  bindAddress: "0"
-webhook:
-  host: 127.0.0.1
-  port: %d
-  certDir: %s
-leaderElection:
-  leaderElect: false
-internalCertManagement:
-  enable: false
-integrations:
-  frameworks: ["batch/job"]
-`, freePort(t), certs)), 0o644))
-	ctx, cancel := context.WithCancel(context.Background())
-	logPath := filepath.Join(shared.dir, "kueue-"+filepath.Base(dir)+".log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	script := `mount -t tmpfs tmpfs /etc && mkdir -p /etc/kueue/metrics/certs && cp "$1"/tls.crt "$1"/tls.key /etc/kueue/metrics/certs/ && shift && exec "$@"`
-	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "sh", "-c", script, "kueue", certs,
-		bin, "--config", config, "--kubeconfig", shared.stack.Kubeconfig, "--feature-gates=VisibilityOnDemand=false")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-exited
-		logFile.Close()
-		if t.Failed() {
-			printTail(logPath, 30)
-		}
-	})
-	select {
-	case <-exited:
-		t.Fatalf("Kueue exited at start: %v", waitErr)
-	case <-time.After(3 * time.Second):
-	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // The issue's acceptance test with the real Kueue controller: a ClusterQueue whose quota fits
 // one of two SparkApplications admits the first, which runs on the flavor's nodes, while the
 // second waits SUSPENDED with Kueue's own message; when the first completes its Workload goes,
@@ -423,7 +293,7 @@ func freePort(t *testing.T) int {
 func TestKueueRealControllerAdmitsOneOfTwo(t *testing.T) {
 	skipUnderMetacontroller(t, "the test runs a registration of its own, with Kueue's Workloads as a child")
 	require.NoError(t, installKueueCRDs())
-	startKueue(t)
+	harness.StartKueue(t, shared.stack.Kubeconfig, shared.dir)
 	w := newWorld(t, hooksURL, queuedRegistration(t, appController))
 	ctx := context.Background()
 

@@ -287,15 +287,6 @@ func checkHookServer(client kubernetes.Interface, printLogs bool) error {
 	return nil
 }
 
-// printTail prints the last n lines of the file at path to stderr.
-func printTail(path string, n int) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return
-	}
-	fmt.Fprintf(os.Stderr, "--- last lines of %s ---\n%s\n", filepath.Base(path), tail(string(data), n))
-}
-
 // tail is the last n lines of text.
 func tail(text string, n int) string {
 	var lines []string

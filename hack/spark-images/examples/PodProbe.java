@@ -17,7 +17,7 @@ import org.apache.spark.sql.SparkSession;
 
 /**
  * Each argument is a probe: {@code env:NAME} (the variable's value), {@code file:PATH} (the
- * file's content), {@code ls:DIR} (its entries), {@code fs:PATH} (the type and source of the
+ * file's content), {@code ls:DIR} (its entries but hidden ones), {@code fs:PATH} (the type and source of the
  * filesystem PATH is on, from /proc/self/mountinfo); {@code $SPARK_LOCAL_DIRS} in a path is the
  * first local directory. Prints {@code <where> <probe>=<answer>} for the driver and, unless the
  * master is local, for every executor, where is {@code driver} or {@code executor <id>}.
@@ -83,7 +83,9 @@ public final class PodProbe {
 
   static String ls(String dir) throws IOException {
     try (Stream<Path> entries = Files.list(Path.of(dir))) {
-      return String.join(",", entries.map(e -> e.getFileName().toString()).sorted().toList());
+      // Hidden entries left out, as ls does: a kubelet writes a secret volume atomically through
+      // ..data and a timestamped ..<date> directory beside the keys.
+      return String.join(",", entries.map(e -> e.getFileName().toString()).filter(n -> !n.startsWith(".")).sorted().toList());
     }
   }
 

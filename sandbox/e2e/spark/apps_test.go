@@ -45,6 +45,7 @@ func TestPySparkPi(t *testing.T) {
 // TestFailingDriverIsRetriedThenFailed runs a driver whose main class does not exist, with one
 // retry on failure: two real attempts, then FAILED with a message that says why.
 func TestFailingDriverIsRetriedThenFailed(t *testing.T) {
+	parallelOnRealNode(t)
 	n := newNamespace(t, "failing")
 	n.apply(`apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication

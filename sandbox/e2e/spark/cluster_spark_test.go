@@ -21,6 +21,9 @@ const clusterTimeout = 3 * time.Minute
 // TestSparkClusterRunsSparkPi runs examples/spark-cluster.yaml (a real standalone master and
 // three workers) to RunningHealthy, then examples/spark-pi-on-cluster.yaml on it: the driver is
 // a Kubernetes pod, its executors are the workers' (the standalone master's, not ours).
+//
+// On the real node it runs alone, before the tests that run side by side: five JVMs on two cores
+// beside other applications starved the master's UI past the 150 s its liveness probe allows.
 func TestSparkClusterRunsSparkPi(t *testing.T) {
 	n := newNamespace(t, "cluster")
 	n.applyExample("spark-cluster.yaml")

@@ -59,6 +59,10 @@ spec:
 // with their jobs, and PySpark's page through kubectl spark ui. The file: dir on a volume is
 // TestMakeRunRunsSparkPi's (sandbox/e2e/local). The S3A jars are a hostPath in the drivers and
 // the server; the test's namespace allows hostPath volumes, which baseline Pod Security forbids.
+//
+// It runs alone, never beside the parallel tests (no parallelOnRealNode): the operator's default
+// event log is every application's, and another test's driver would get the S3A dir without the
+// S3A jars.
 func TestHistoryServer(t *testing.T) {
 	ctx := context.Background()
 	jars := harness.Fixture(t, "S3A_JARS_DIR")

@@ -15,13 +15,15 @@ import (
 
 // sdkClient creates a Spark Connect session with the Kubeflow SDK, as a notebook would, and
 // runs a query on it. The SDK talks to the API server with the pod's service account and, inside
-// a cluster, to the server by its Service's cluster DNS name.
+// a cluster, to the server by its Service's cluster DNS name. Its second argument is the
+// session's Spark properties, in JSON.
 const sdkClient = `
-import sys
+import json, sys
 from kubeflow.spark import SparkClient
 from kubeflow.common.types import KubernetesBackendConfig
 client = SparkClient(KubernetesBackendConfig(namespace=sys.argv[1]))
-spark = client.connect(num_executors=1, resources_per_executor={"cpu": "1", "memory": "512Mi"}, timeout=240)
+spark = client.connect(num_executors=1, resources_per_executor={"cpu": "1", "memory": "512Mi"},
+                       spark_conf=json.loads(sys.argv[2]), timeout=240)
 print("total", spark.range(0, 1000, 1, 4).selectExpr("sum(id)").collect()[0][0])
 print("sessions", " ".join(s.name for s in client.list_sessions()))
 `
@@ -29,7 +31,10 @@ print("sessions", " ".join(s.name for s in client.list_sessions()))
 // TestKubeflowSDK runs the Kubeflow SDK (kubeflow 0.4.1, kubeflow.spark.SparkClient) in a pod:
 // connect() creates a SparkConnect through sparkhooks, waits for it to be ready, connects and
 // runs a query. The server it asks for fetches the Spark Connect jar from Maven Central
-// (spark.jars), so the pod network needs egress.
+// (spark.jars), so the pod network needs egress. On the real node it runs alone, before the
+// tests that run side by side, and asks for realNodeCoreRequest through the session's Spark
+// properties, as a user with small nodes does: the SDK's server and executor take a core each
+// (the CRD's integer cores), and the node's two cores hold the cluster's own pods too.
 func TestKubeflowSDK(t *testing.T) {
 	if shared.egressErr != nil {
 		t.Fatalf("the Kubeflow SDK's Spark Connect server downloads its jar from Maven Central, and pods have no egress: %v", shared.egressErr)
@@ -75,7 +80,7 @@ spec:
   containers:
   - name: client
     image: apache/spark:4.0.1
-    command: ["%s/bin/python", "/client/client.py", "%s"]
+    command: ["%s/bin/python", "/client/client.py", "%s", '%s']
     volumeMounts:
     - {name: client, mountPath: /client}
     - {name: sdk, mountPath: %s, readOnly: true}
@@ -84,7 +89,7 @@ spec:
     configMap: {name: sdk-client}
   - name: sdk
     hostPath: {path: %s, type: Directory}
-`, indent(sdkClient, "    "), venv, n.name, venv, venv))
+`, indent(sdkClient, "    "), venv, n.name, sdkSparkConf(), venv, venv))
 	n.waitFor(pods, "sdk-client", "phase Succeeded", 5*time.Minute, func(pod *unstructured.Unstructured) bool {
 		if phase := nestedString(pod, "status", "phase"); phase == "Failed" {
 			t.Fatalf("the SDK client failed:\n%s", tail(n.logs("sdk-client", ""), 40))
@@ -113,4 +118,13 @@ func indent(s, prefix string) string {
 		lines[i] = prefix + lines[i]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// sdkSparkConf is the Spark properties the SDK's session asks for, in JSON: on the real node the
+// CPU requests of its server and executors.
+func sdkSparkConf() string {
+	if shared.stack.Node == nil {
+		return "{}"
+	}
+	return fmt.Sprintf(`{"spark.kubernetes.driver.request.cores": %[1]q, "spark.kubernetes.executor.request.cores": %[1]q}`, realNodeCoreRequest)
 }
