@@ -176,7 +176,9 @@ func TestContractControllerDrivesHookLikeMetacontroller(t *testing.T) {
 			func(context.Context) (bool, error) {
 				hook.mu.Lock()
 				defer hook.mu.Unlock()
-				return len(hook.lastRelated) == 1 && hook.lastRelated[0] == "tiny-executor", nil
+				// The registration's sync hook is version v2, whose requests file a namespaced
+				// object as <namespace>/<name>.
+				return len(hook.lastRelated) == 1 && hook.lastRelated[0] == w.ns+"/tiny-executor", nil
 			}))
 		hook.mu.Lock()
 		assert.Equal(t, 1, hook.customizeCalls, "customize is asked once per parent generation")
