@@ -174,12 +174,12 @@ func (r *SyncRequest) TidyObserved() error {
 // fileAsV1 files the objects of a namespaced parent's v2 hook request as a v1 request does. A
 // v2 request (the registration's hook version v2) files a namespaced object under
 // "<namespace>/<name>" and a cluster-scoped one under its name (and, under a v2 customize hook,
-// related objects selected by labels come from every namespace); a v1 request files every object under its name
-// and, for a namespaced parent, leaves out every cluster-scoped related object (Metacontroller
-// v4.17 filters them in its v1 conversion), which is why the registrations whose hooks need
-// ResourceFlavors and PriorityClasses use v2. Objects of another namespace than the parent's
-// are dropped: nothing a namespaced parent decides concerns them. A cluster-scoped parent's
-// maps are left as they are.
+// related objects selected by labels come from every namespace); a v1 request files every
+// object under its name and, for a namespaced parent, leaves out every cluster-scoped related
+// object (Metacontroller v4.17 filters them in its v1 conversion), which is why the
+// registrations whose hooks need ResourceFlavors and PriorityClasses use v2. Objects of another
+// namespace than the parent's are dropped: nothing a namespaced parent decides concerns them. A
+// cluster-scoped parent's maps are left as they are.
 func (m ChildMap) fileAsV1(namespace string) error {
 	if namespace == "" {
 		return nil
