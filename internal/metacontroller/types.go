@@ -142,29 +142,16 @@ type RelatedResourceRule struct {
 	Names         []string              `json:"names,omitempty"`
 }
 
-// TidyObserved prepares the observed objects of a sync request for a decision: objects that are
-// absent (null) are dropped from children and related, since no answer can keep or delete them;
-// the maps of a v2 hook request are filed as a v1 request files them (see fileAsV1); and a child
-// filed under another name than its own is a request error, since keeping one name could delete
-// the other.
-func (r *SyncRequest) TidyObserved() error {
+// TidyObserved prepares the observed objects of a sync request for a decision, for a parent in
+// namespace (the hooks have decoded the parent already): objects that are absent (null) are
+// dropped from children and related, since no answer can keep or delete them; the maps of a v2
+// hook request are filed as a v1 request files them (see fileAsV1); and a child filed under
+// another name than its own is a request error, since keeping one name could delete the other.
+func (r *SyncRequest) TidyObserved(namespace string) error {
 	r.Children.DropAbsent()
 	r.Related.DropAbsent()
-	var parent struct {
-		Metadata struct {
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
-	if len(r.Parent) > 0 {
-		if err := json.Unmarshal(r.Parent, &parent); err != nil {
-			return RequestErrorf("decode parent: %w", err)
-		}
-	}
-	for _, m := range []ChildMap{r.Children, r.Related} {
-		if err := m.fileAsV1(parent.Metadata.Namespace); err != nil {
-			return RequestErrorf("%w", err)
-		}
-	}
+	r.Children.fileAsV1(namespace)
+	r.Related.fileAsV1(namespace)
 	if err := r.Children.CheckNames(); err != nil {
 		return RequestErrorf("%w", err)
 	}
@@ -179,37 +166,25 @@ func (r *SyncRequest) TidyObserved() error {
 // object (Metacontroller v4.17 filters them in its v1 conversion), which is why the
 // registrations whose hooks need ResourceFlavors and PriorityClasses use v2. Objects of another
 // namespace than the parent's are dropped: nothing a namespaced parent decides concerns them. A
-// cluster-scoped parent's maps are left as they are.
-func (m ChildMap) fileAsV1(namespace string) error {
+// cluster-scoped parent's maps are left as they are. The key alone says where an object is
+// filed (a name has no "/"), so nothing is decoded: a thousand executor Pods cost a thousand
+// string splits; CheckNames still holds every child's key to its metadata.name.
+func (m ChildMap) fileAsV1(namespace string) {
 	if namespace == "" {
-		return nil
+		return
 	}
-	for key, group := range m {
+	for _, group := range m {
 		for filed, raw := range group {
-			// A name alone is filed right already; only v2 files a name with a namespace.
-			if !strings.Contains(filed, "/") {
+			ns, name, namespaced := strings.Cut(filed, "/")
+			if !namespaced {
 				continue
 			}
-			var obj struct {
-				Metadata struct {
-					Name      string `json:"name"`
-					Namespace string `json:"namespace"`
-				} `json:"metadata"`
-			}
-			if err := json.Unmarshal(raw, &obj); err != nil {
-				return fmt.Errorf("decode observed %s %q: %w", key, filed, err)
-			}
-			ns, name := obj.Metadata.Namespace, obj.Metadata.Name
-			switch {
-			case ns != "" && ns != namespace:
-				delete(group, filed)
-			case ns != "" && filed == ns+"/"+name:
-				delete(group, filed)
+			delete(group, filed)
+			if ns == namespace {
 				group[name] = raw
 			}
 		}
 	}
-	return nil
 }
 
 // DeclaresChild tells whether the CompositeController a hook request carries declares the child

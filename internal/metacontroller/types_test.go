@@ -93,7 +93,7 @@ func TestTidyObserved(t *testing.T) {
 		Children: ChildMap{"Pod.v1": {"a": []byte(`{"metadata":{"name":"a"}}`), "gone": []byte(`null`)}},
 		Related:  ChildMap{"Pod.v1": {"x": []byte(`null`)}},
 	}
-	if err := req.TidyObserved(); err != nil {
+	if err := req.TidyObserved("team"); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := req.Children["Pod.v1"]["gone"]; ok {
@@ -103,7 +103,7 @@ func TestTidyObserved(t *testing.T) {
 		t.Error("a null related object is dropped")
 	}
 	req.Children["Pod.v1"]["b"] = []byte(`{"metadata":{"name":"c"}}`)
-	err := req.TidyObserved()
+	err := req.TidyObserved("team")
 	var bad *RequestError
 	if !errors.As(err, &bad) {
 		t.Errorf("a misfiled child is a request error, got %v", err)
@@ -117,7 +117,7 @@ func TestTidyObservedFilesV2RequestsAsV1(t *testing.T) {
 	flavor := json.RawMessage(`{"metadata":{"name":"spot"}}`)
 	tests := []struct {
 		name            string
-		parent          string
+		namespace       string
 		children        ChildMap
 		related         ChildMap
 		wantChildren    []string
@@ -125,33 +125,33 @@ func TestTidyObservedFilesV2RequestsAsV1(t *testing.T) {
 		wantRelatedKind string
 	}{{
 		name:         "v1 request unchanged",
-		parent:       `{"metadata":{"namespace":"team","name":"pi"}}`,
+		namespace:    "team",
 		children:     ChildMap{"Pod.v1": {"pi-driver": pod("team", "pi-driver")}},
 		related:      ChildMap{"Pod.v1": {"pi-exec-1": pod("team", "pi-exec-1")}},
 		wantChildren: []string{"pi-driver"}, wantRelated: []string{"pi-exec-1"}, wantRelatedKind: "Pod.v1",
 	}, {
 		name:         "v2 namespaced objects filed by name",
-		parent:       `{"metadata":{"namespace":"team","name":"pi"}}`,
+		namespace:    "team",
 		children:     ChildMap{"Pod.v1": {"team/pi-driver": pod("team", "pi-driver")}},
 		related:      ChildMap{"Pod.v1": {"team/pi-exec-1": pod("team", "pi-exec-1")}},
 		wantChildren: []string{"pi-driver"}, wantRelated: []string{"pi-exec-1"}, wantRelatedKind: "Pod.v1",
 	}, {
 		name:         "v2 related of another namespace dropped",
-		parent:       `{"metadata":{"namespace":"team","name":"pi"}}`,
+		namespace:    "team",
 		children:     ChildMap{},
 		related:      ChildMap{"Pod.v1": {"team/pi-exec-1": pod("team", "pi-exec-1"), "other/pi-exec-1": pod("other", "pi-exec-1")}},
 		wantChildren: nil, wantRelated: []string{"pi-exec-1"}, wantRelatedKind: "Pod.v1",
 	}, {
 		name:         "v2 cluster-scoped related kept by name",
-		parent:       `{"metadata":{"namespace":"team","name":"pi"}}`,
+		namespace:    "team",
 		children:     ChildMap{},
 		related:      ChildMap{"ResourceFlavor.kueue.x-k8s.io/v1beta2": {"spot": flavor}},
 		wantChildren: nil, wantRelated: []string{"spot"}, wantRelatedKind: "ResourceFlavor.kueue.x-k8s.io/v1beta2",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &SyncRequest{Parent: json.RawMessage(tt.parent), Children: tt.children, Related: tt.related}
-			require.NoError(t, req.TidyObserved())
+			req := &SyncRequest{Children: tt.children, Related: tt.related}
+			require.NoError(t, req.TidyObserved(tt.namespace))
 			assert.Equal(t, tt.wantChildren, nilIfEmpty(req.Children.Names("Pod.v1")))
 			assert.Equal(t, tt.wantRelated, nilIfEmpty(req.Related.Names(tt.wantRelatedKind)))
 		})

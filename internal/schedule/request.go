@@ -50,7 +50,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	// A null observed object is neither kept nor deleted by any answer; building a run from
 	// it would create one. A misfiled object could make the answer keep one run and delete
 	// another.
-	if err := req.TidyObserved(); err != nil {
+	if err := req.TidyObserved(p.Namespace); err != nil {
 		return nil, err
 	}
 	in := &input{ssa: &p, specErrs: specErrs, startingDeadline: p.Spec.StartingDeadlineSeconds}

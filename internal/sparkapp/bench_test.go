@@ -61,15 +61,55 @@ func runningBody(b *testing.B, n int) ([]byte, *world) {
 
 func BenchmarkSyncRunning(b *testing.B) {
 	for _, n := range []int{0, 100, 1000} {
-		body, w := runningBody(b, n)
-		b.Run(fmt.Sprintf("executors=%d", n), func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for b.Loop() {
-				syncBody(b, body, w.now, w.cfg)
-			}
-		})
+		v1, w := runningBody(b, n)
+		// v2 is what Metacontroller sends the registration's sync hook: the same objects,
+		// filed as <namespace>/<name>.
+		for _, req := range []struct {
+			version string
+			body    []byte
+		}{{"v1", v1}, {"v2", filedAsV2(b, v1)}} {
+			body := req.body
+			b.Run(fmt.Sprintf("executors=%d/request=%s", n, req.version), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					syncBody(b, body, w.now, w.cfg)
+				}
+			})
+		}
 	}
+}
+
+// filedAsV2 is a v1 sync request body with its children and related objects filed as a v2
+// request files them: a namespaced object under "<namespace>/<name>".
+func filedAsV2(b *testing.B, body []byte) []byte {
+	b.Helper()
+	var req map[string]json.RawMessage
+	if err := json.Unmarshal(body, &req); err != nil {
+		b.Fatal(err)
+	}
+	for _, field := range []string{"children", "related"} {
+		var m metacontroller.ChildMap
+		if err := json.Unmarshal(req[field], &m); err != nil {
+			b.Fatal(err)
+		}
+		for key, group := range m {
+			filed := make(map[string]json.RawMessage, len(group))
+			for name, raw := range group {
+				var obj metav1.PartialObjectMetadata
+				if err := json.Unmarshal(raw, &obj); err != nil {
+					b.Fatal(err)
+				}
+				if obj.Namespace != "" {
+					name = obj.Namespace + "/" + name
+				}
+				filed[name] = raw
+			}
+			m[key] = filed
+		}
+		req[field] = mustJSON(b, m)
+	}
+	return mustJSON(b, req)
 }
 
 // BenchmarkSyncRunningUIRoute is BenchmarkSyncRunning/executors=0 with a UI HTTPRoute declared,

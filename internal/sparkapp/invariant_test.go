@@ -121,7 +121,9 @@ func observedChildren(t testing.TB, body []byte) metacontroller.ChildMap {
 	t.Helper()
 	var req metacontroller.SyncRequest
 	require.NoError(t, json.Unmarshal(body, &req))
-	require.NoError(t, req.TidyObserved(), "a request the hook answered 200")
+	var parent metav1.PartialObjectMetadata
+	require.NoError(t, json.Unmarshal(req.Parent, &parent))
+	require.NoError(t, req.TidyObserved(parent.Namespace), "a request the hook answered 200")
 	return req.Children
 }
 

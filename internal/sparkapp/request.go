@@ -117,7 +117,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 			return nil, err
 		}
 	}
-	if err := req.TidyObserved(); err != nil {
+	if err := req.TidyObserved(app.Namespace); err != nil {
 		return nil, err
 	}
 	in := &input{app: app, specErrs: specErrs, children: req.Children, related: req.Related}

@@ -110,7 +110,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if req.Finalizing && c.DeletionTimestamp == nil {
 		return nil, requestErrorf("finalizing request for SparkCluster %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", c.Namespace, c.Name)
 	}
-	if err := req.TidyObserved(); err != nil {
+	if err := req.TidyObserved(c.Namespace); err != nil {
 		return nil, err
 	}
 	in := &input{c: c, specErrs: specErrs, children: req.Children, sets: map[string]*statefulSetView{}}

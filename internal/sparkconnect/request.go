@@ -71,7 +71,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if req.Finalizing && sc.DeletionTimestamp == nil {
 		return nil, requestErrorf("finalizing request for SparkConnect %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", sc.Namespace, sc.Name)
 	}
-	if err := req.TidyObserved(); err != nil {
+	if err := req.TidyObserved(sc.Namespace); err != nil {
 		return nil, err
 	}
 	in := &input{sc: sc, specErrs: specErrs, children: req.Children}
