@@ -17,10 +17,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 const repoRoot = "../../.."
@@ -57,33 +58,9 @@ type started struct {
 	cmd        *exec.Cmd
 	kubeconfig string
 	upAfter    time.Duration
-	output     *lockedBuffer
-	stderr     *lockedBuffer
+	output     *harness.LockedBuffer
+	stderr     *harness.LockedBuffer
 	exited     chan error
-}
-
-// lockedBuffer is the sandbox's output, written by the goroutine that reads it and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) WriteString(s string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.WriteString(s)
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func start(t *testing.T, binary string, args ...string) *started {
@@ -114,19 +91,19 @@ func launch(t *testing.T, cmd *exec.Cmd, readyFile string) *started {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &lockedBuffer{}
+	stderr := &harness.LockedBuffer{}
 	cmd.Stderr = stderr
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &started{cmd: cmd, output: &lockedBuffer{}, stderr: stderr, exited: make(chan error, 1)}
+	s := &started{cmd: cmd, output: &harness.LockedBuffer{}, stderr: stderr, exited: make(chan error, 1)}
 	ready := waitForFile(readyFile, s.exited)
 	go func() {
 		scanner := bufio.NewScanner(stdout)
 		for scanner.Scan() {
 			line := scanner.Text()
-			s.output.WriteString(line + "\n")
+			_, _ = s.output.Write([]byte(line + "\n"))
 		}
 		s.exited <- cmd.Wait()
 	}()

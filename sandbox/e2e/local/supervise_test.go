@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // TestHookServerPodIsRestarted is the first check, with real Spark: the hook server's
@@ -225,7 +227,7 @@ func startPiped(t *testing.T, binary string, args ...string) (*started, string) 
 	}
 	head := exec.Command("head", "-n", "1")
 	head.Stdin = read
-	var first lockedBuffer
+	var first harness.LockedBuffer
 	head.Stdout = &first
 	if err := head.Start(); err != nil {
 		t.Fatal(err)
@@ -233,7 +235,7 @@ func startPiped(t *testing.T, binary string, args ...string) (*started, string) 
 	read.Close()
 	cmd := exec.Command(binary, append(args, "--ready-file", readyFile)...)
 	cmd.Stdout = write
-	s := &started{cmd: cmd, output: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	s := &started{cmd: cmd, output: &harness.LockedBuffer{}, stderr: &harness.LockedBuffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
