@@ -81,7 +81,7 @@ type compositeHooks struct {
 }
 
 type hook struct {
-	Version *string  `json:"version,omitempty"`
+	Version string   `json:"version,omitempty"`
 	Webhook *webhook `json:"webhook,omitempty"`
 }
 
@@ -159,7 +159,7 @@ func hookURLs(t *testing.T, cc *compositeController, base *url.URL) map[string]s
 		assert.Less(t, h.Webhook.Timeout.Duration, metacontrollerHookTimeout, "%s hook %s timeout", cc.Name, name)
 		if name == "customize" {
 			// A v2 customize hook's label rules select related objects in every namespace.
-			assert.Nil(t, h.Version, "%s customize hook: the default version, v1", cc.Name)
+			assert.Empty(t, h.Version, "%s customize hook: the default version, v1", cc.Name)
 		}
 		paths[name] = u.Path
 	}
@@ -436,14 +436,7 @@ func checkSyncHooksV2(t *testing.T, cc *compositeController) {
 	t.Helper()
 	for name, h := range map[string]*hook{"sync": cc.Spec.Hooks.Sync, "finalize": cc.Spec.Hooks.Finalize} {
 		if assert.NotNil(t, h, "%s has no %s hook", cc.Name, name) {
-			assert.Equal(t, "v2", ptrString(h.Version), "%s %s hook version", cc.Name, name)
+			assert.Equal(t, "v2", h.Version, "%s %s hook version", cc.Name, name)
 		}
 	}
-}
-
-func ptrString(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
