@@ -120,6 +120,12 @@ func (n *namespace) applyExample(file string) {
 // user who copied the file would.
 func (n *namespace) applyEditedExample(file string, edit func(spec map[string]any)) {
 	n.t.Helper()
+	n.applyEditedExampleObject(file, func(app *unstructured.Unstructured) { edit(app.Object["spec"].(map[string]any)) })
+}
+
+// applyEditedExampleObject is applyEditedExample for edits beyond the spec (name, labels).
+func (n *namespace) applyEditedExampleObject(file string, edit func(app *unstructured.Unstructured)) {
+	n.t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot, "examples", file))
 	if err != nil {
 		n.t.Fatal(err)
@@ -128,7 +134,7 @@ func (n *namespace) applyEditedExample(file string, edit func(spec map[string]an
 	if err := yaml.Unmarshal(data, &obj); err != nil {
 		n.t.Fatalf("examples/%s: %v", file, err)
 	}
-	edit(obj["spec"].(map[string]any))
+	edit(&unstructured.Unstructured{Object: obj})
 	if data, err = yaml.Marshal(obj); err != nil {
 		n.t.Fatal(err)
 	}

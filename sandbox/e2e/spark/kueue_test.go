@@ -5,8 +5,6 @@ package spark
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
@@ -82,7 +79,10 @@ spec:
 
 	apps := []string{"queued-pi-1", "queued-pi-2"}
 	for _, name := range apps {
-		n.applyQueuedSparkPi(name, "team")
+		n.applyEditedExampleObject("spark-pi.yaml", func(app *unstructured.Unstructured) {
+			app.SetName(name)
+			app.SetLabels(map[string]string{"kueue.x-k8s.io/queue-name": "team"})
+		})
 	}
 	// Kueue admits one, whichever its queue orders first (their Workloads are created in the
 	// same sync round), and the other waits.
@@ -123,29 +123,6 @@ spec:
 		if log := n.logs(driver, ""); !strings.Contains(log, "Pi is roughly 3.1") {
 			t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, tail(log, 30))
 		}
-	}
-}
-
-// applyQueuedSparkPi applies examples/spark-pi.yaml as the application name, in the LocalQueue
-// queue.
-func (n *namespace) applyQueuedSparkPi(name, queue string) {
-	n.t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "examples", "spark-pi.yaml"))
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	obj := map[string]any{}
-	if err := yaml.Unmarshal(data, &obj); err != nil {
-		n.t.Fatal(err)
-	}
-	app := unstructured.Unstructured{Object: obj}
-	app.SetName(name)
-	app.SetLabels(map[string]string{"kueue.x-k8s.io/queue-name": queue})
-	if data, err = yaml.Marshal(obj); err != nil {
-		n.t.Fatal(err)
-	}
-	if out, err := n.applyManifest(data); err != nil {
-		n.t.Fatalf("applying %s: %v: %s", name, err, out)
 	}
 }
 
