@@ -745,11 +745,13 @@ func forHookVersion(version string, parent *unstructured.Unstructured, m childMa
 	return out
 }
 
+// relativeName is Metacontroller's v1 name of obj relative to parent: "<namespace>/<name>" for a
+// namespaced object of a cluster-scoped parent, the name otherwise (a cluster-scoped object too).
 func relativeName(parent, obj *unstructured.Unstructured) string {
-	if obj.GetNamespace() == parent.GetNamespace() {
-		return obj.GetName()
+	if parent.GetNamespace() == "" && obj.GetNamespace() != "" {
+		return obj.GetNamespace() + "/" + obj.GetName()
 	}
-	return obj.GetNamespace() + "/" + obj.GetName()
+	return obj.GetName()
 }
 
 func matchesRule(parent, obj *unstructured.Unstructured, rule relatedRule) (bool, error) {
