@@ -16,9 +16,11 @@ export METACONTROLLER_BIN
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
 ## pod names is prepared on first use; simulated pods without root or with RUNFLAGS=--simulate); with
 ## NODE=containerd the node is the real one of make node (docs/real-node.md); RUNFLAGS passes flags
+# The operator, the sandbox and Kubernetes (hack/kube/build.sh) build with one set of flags, so the
+# packages they share compile once on a first run (make lint keeps their versions equal too).
 run:
-	$(GO) build -o bin/sparkhooks ./cmd/sparkhooks
-	$(GO) build -C sandbox -o $(CURDIR)/bin/sparkhooks-local ./cmd/sparkhooks-local
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/sparkhooks ./cmd/sparkhooks
+	CGO_ENABLED=0 $(GO) build -C sandbox -trimpath -o $(CURDIR)/bin/sparkhooks-local ./cmd/sparkhooks-local
 	bin/sparkhooks-local --kube-bin-dir "$$(hack/kube/build.sh)" --helm "$$(hack/helm/build.sh)" \
 		$(if $(filter containerd,$(NODE)),--real-node "$$(hack/node/build.sh)") $(RUNFLAGS)
 
@@ -32,14 +34,15 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	cd sandbox && $(GO) test -run '^$$' -bench . -benchmem ./...
 
-## lint: gofmt check, go vet of both modules (the sandbox's end-to-end files too), and no registry
-## host name in a tracked file
+## lint: gofmt check, go vet of both modules (the sandbox's end-to-end files too), no registry host
+## name in a tracked file, and one version of each module across what make run builds
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
 	hack/check-registry-hosts.sh
 	$(GO) vet ./...
 	cd sandbox && $(GO) vet -tags e2e ./...
+	cd sandbox && $(GO) run ./hack/buildversions ..:./cmd/sparkhooks .:./cmd/sparkhooks-local ../hack/kube:./cmd/kube,helm.sh/helm/v4/cmd/helm
 
 ## generate: deepcopy functions and CRDs from the Go types (crds/crds_test.go fails on drift)
 generate:
@@ -112,7 +115,7 @@ kube:
 node:
 	@hack/node/build.sh
 
-## helm: the Helm client (pinned in hack/helm/build.sh), built once per user into ~/.cache/sparkhooks/helm
+## helm: the Helm client (helm.sh/helm/v4, pinned in hack/kube/go.mod), built with make kube; prints its path
 helm:
 	@hack/helm/build.sh
 
