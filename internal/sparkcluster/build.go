@@ -208,9 +208,13 @@ func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, c
 	opts := javaOptions(conf)
 	webPort := int32(masterWebPort)
 	var ports []corev1.ContainerPort
-	env := []corev1.EnvVar{{Name: "SPARK_NO_DAEMONIZE", Value: "true"}}
+	var env []corev1.EnvVar
 	if role == roleMaster {
-		ctr.Command = []string{"/opt/spark/sbin/start-master.sh"}
+		// The address sbin/start-master.sh advertises: the Pod's name under its StatefulSet's
+		// Service. Without --host the master would advertise its Pod IP.
+		ctr.Command = daemonCommand("org.apache.spark.deploy.master.Master",
+			`--host "${SPARK_MASTER_HOST:-$(hostname -f 2>/dev/null || hostname)}"`,
+			fmt.Sprintf("--port %d --webui-port %d", masterPort, masterWebPort))
 		env = append(env, corev1.EnvVar{Name: "SPARK_MASTER_OPTS", Value: opts})
 		ports = []corev1.ContainerPort{
 			{Name: "web", ContainerPort: masterWebPort, Protocol: corev1.ProtocolTCP},
@@ -219,10 +223,8 @@ func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, c
 		}
 	} else {
 		webPort = workerWebPort
-		ctr.Command = []string{"/opt/spark/sbin/start-worker.sh", MasterURL(c)}
-		env = append(env,
-			corev1.EnvVar{Name: "SPARK_WORKER_OPTS", Value: opts},
-			corev1.EnvVar{Name: "SPARK_LOG_DIR", Value: "/opt/spark/work/logs"})
+		ctr.Command = daemonCommand("org.apache.spark.deploy.worker.Worker", fmt.Sprintf("--webui-port %d", workerWebPort), MasterURL(c))
+		env = append(env, corev1.EnvVar{Name: "SPARK_WORKER_OPTS", Value: opts})
 		ports = []corev1.ContainerPort{{Name: "web", ContainerPort: workerWebPort, Protocol: corev1.ProtocolTCP}}
 	}
 	ctr.Args = nil
@@ -245,6 +247,17 @@ func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, c
 	if ctr.SecurityContext.AllowPrivilegeEscalation == nil {
 		ctr.SecurityContext.AllowPrivilegeEscalation = ptr.To(false)
 	}
+}
+
+// daemonCommand runs a standalone daemon as the container's main process, with what
+// sbin/start-master.sh and start-worker.sh set up (spark-config.sh; spark-class reads
+// spark-env.sh and the *_OPTS), but not through sbin/spark-daemon.sh: in the foreground
+// (SPARK_NO_DAEMONIZE) that script keeps the JVM as its child, so the container's first process
+// is a bash that ignores SIGTERM, a deleted Pod's daemon never hears of it and the kubelet kills
+// it after the whole grace period. spark-class execs the JVM, which handles SIGTERM: a worker
+// stops its executors and leaves the master at once.
+func daemonCommand(class string, args ...string) []string {
+	return []string{"bash", "-c", fmt.Sprintf(`export SPARK_HOME="${SPARK_HOME:-/opt/spark}" && . "$SPARK_HOME/sbin/spark-config.sh" && exec "$SPARK_HOME/bin/spark-class" %s %s`, class, strings.Join(args, " "))}
 }
 
 // workerRegistered is ready once the worker has registered with a master. Its web UI answers

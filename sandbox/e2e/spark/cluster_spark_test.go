@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -80,4 +81,22 @@ func TestSparkClusterRunsSparkPi(t *testing.T) {
 	if len(master.CompletedApps) != 1 || master.CompletedApps[0].Name != "Spark Pi" || master.CompletedApps[0].State != "FINISHED" {
 		t.Errorf("the master's completed applications: %+v, want Spark Pi FINISHED", master.CompletedApps)
 	}
+
+	// A deleted cluster's daemons hear the kubelet's SIGTERM, the JVM being each container's
+	// first process, and are gone in seconds. A first process that ignores SIGTERM (the bash of
+	// sbin/spark-daemon.sh in the foreground) leaves them to the kill at the end of the 30 s
+	// grace period.
+	deleted := time.Now()
+	if err := n.dyn.Resource(sparkClusters).Namespace(n.name).Delete(context.Background(), "spark-cluster", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const goneWithin = 25 * time.Second
+	err = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, goneWithin, true, func(ctx context.Context) (bool, error) {
+		pods, err := n.core.CoreV1().Pods(n.name).List(ctx, metav1.ListOptions{LabelSelector: "spark.operator/spark-cluster-name=spark-cluster"})
+		return err == nil && len(pods.Items) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("the deleted cluster's pods are still there after %s (its pods' grace period is 30 s): the daemons did not stop on SIGTERM", goneWithin)
+	}
+	t.Logf("the deleted cluster's pods were gone after %s", time.Since(deleted).Round(100*time.Millisecond))
 }
