@@ -80,18 +80,25 @@ memload:
 ## docs/real-node.md), side by side where they call parallelOnRealNode, and only there; the rest
 ## run one at a time on the process kubelet (root; see docs/process-kubelet.md and docs/local.md),
 ## which make run's own tests (sandbox/e2e/local) also use. `make e2e E2EFLAGS=-race` (what CI runs)
-## runs the tests and the server binary under the race detector. One package at a time: the Spark
-## JVMs need both cores. The contract suite (sandbox/e2e) runs under the stand-in, then again under
-## the real Metacontroller when METACONTROLLER_BIN is set.
+## runs the tests and the server binary under the race detector. The suites that mostly wait on
+## their clusters go first, side by side (together they keep two cores about 80 % busy, each alone
+## under half): the contract suite (sandbox/e2e) under the stand-in and, when METACONTROLLER_BIN is
+## set, under the real Metacontroller, and the kubectl spark suite. Then the Spark suites, one package
+## at a time: their JVMs need both cores.
 REALNODE_TESTS = ^(TestSparkPi|TestPySparkPi|TestSparkConnect|TestSparkUI|TestKubectlSpark|TestPodSandbox|TestLimitsAreEnforced|TestClusterDNSAndServiceIPs|TestExecutorOOMKilled|TestFailingDriverIsRetriedThenFailed|TestDynamicAllocation|TestKubeflowSDK|TestSparkClusterRunsSparkPi|TestKueueAdmitsOneAtATime)$$
 e2e: spark-images
 	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
 	export SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \
 	export SPARKHOOKS_NODE_DIR="$$(hack/node/build.sh)" SPARKHOOKS_GATEWAY_API_CRDS="$$(hack/gateway-api/build.sh)" && \
-	cd sandbox && $(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m -skip '$(REALNODE_TESTS)' ./internal/localcluster/... ./internal/stack/... ./e2e/... && \
-	SPARKHOOKS_E2E_NODE=containerd $(GO) test $(E2EFLAGS) -tags e2e -count=1 -parallel 4 -timeout 20m -run '$(REALNODE_TESTS)' ./e2e/spark/ && \
-	if [ -n "$$METACONTROLLER_BIN" ]; then \
-		SPARKHOOKS_E2E_CONTROLLER=metacontroller $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 20m ./e2e/; fi
+	cd sandbox && { \
+		metacontroller=; status=0; \
+		if [ -n "$$METACONTROLLER_BIN" ]; then \
+			SPARKHOOKS_E2E_CONTROLLER=metacontroller $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 20m ./e2e/ & metacontroller=$$!; fi; \
+		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 2 -timeout 20m ./internal/localcluster/... ./internal/stack/... ./e2e/ ./e2e/harness/... ./e2e/sparkctl/ || status=$$?; \
+		if [ -n "$$metacontroller" ]; then wait $$metacontroller || status=$$?; fi; \
+		[ $$status = 0 ] && \
+		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m -skip '$(REALNODE_TESTS)' ./e2e/local/ ./e2e/spark/ && \
+		SPARKHOOKS_E2E_NODE=containerd $(GO) test $(E2EFLAGS) -tags e2e -count=1 -parallel 4 -timeout 20m -run '$(REALNODE_TESTS)' ./e2e/spark/; }
 
 ## kueue: the Kueue controller (sigs.k8s.io/kueue/cmd/kueue, pinned) the Kueue e2e test runs,
 ## built in its own module once per user into ~/.cache/sparkhooks/kueue; prints its path
