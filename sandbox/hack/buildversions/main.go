@@ -1,11 +1,12 @@
 // Command buildversions fails when two of the executables `make run` builds link different
-// versions of one module. The operator (this module), the sandbox (sandbox/) and Kubernetes with
-// Helm (hack/kube) are three Go modules, built one after the other on a user's first `make run`;
-// a package compiled for one is reused from the Go build cache by the next only when its module
-// is at the same version (and built with the same flags, which the Makefile and hack/kube/build.sh
-// share). On two cores that sharing is about a third of the first run, so a dependency upgraded
-// in one module alone makes every fresh clone slower without failing anything: this check is what
-// fails instead, and prints the `go get` lines that align the modules again.
+// versions of one module. The operator (the repository's root module), the sandbox (this
+// module) and Kubernetes with Helm (hack/kube) are three Go modules, built one after the other
+// on a user's first `make run`; a package compiled for one is reused from the Go build cache by
+// the next only when its module is at the same version (and built with the same flags, which
+// the Makefile and hack/kube/build.sh share). On two cores that sharing is about a third of the
+// first run, so a dependency upgraded in one module alone makes every fresh clone slower without
+// failing anything: this check is what fails instead, and prints the `go get` lines that align
+// the modules again.
 //
 // Usage: buildversions DIR:PKG[,PKG...] ...   (DIR relative to the working directory; see `make lint`)
 package main
