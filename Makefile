@@ -110,8 +110,9 @@ kueue:
 gateway-api:
 	@hack/gateway-api/build.sh
 
-## kube: kube-apiserver, kube-controller-manager and kube-scheduler (k8s.io/kubernetes, pinned in
-## hack/kube/go.mod), built once per user into ~/.cache/sparkhooks/kube/<version>; prints the directory
+## kube: kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy (k8s.io/kubernetes,
+## pinned in hack/kube/go.mod) and Helm, one go build once per user into
+## ~/.cache/sparkhooks/kube/<version>-<key of hack/kube>; prints the directory
 kube:
 	@hack/kube/build.sh
 
