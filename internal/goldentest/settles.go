@@ -18,12 +18,13 @@ type SyncFunc func(request []byte) ([]byte, error)
 // change, on a child's change, or when the hook asked with resyncAfterSeconds; the status write
 // alone brings nothing. So either the answer asks for a resync, or the same request with the
 // new status (as the next sync would see it) answers that very status: nothing is left for a
-// sync that will not come. label names the case in messages.
-func CheckSettles(t testing.TB, label string, request []byte, sync SyncFunc) {
+// sync that will not come. label names the case in messages. It reports whether the answer was
+// one the check applies to (a changed status, the same children, no resync asked for).
+func CheckSettles(t testing.TB, label string, request []byte, sync SyncFunc) (checked bool) {
 	t.Helper()
 	first, err := sync(request)
 	if err != nil {
-		return
+		return false
 	}
 	var req map[string]any
 	mustUnmarshal(t, label, request, &req)
@@ -34,18 +35,18 @@ func CheckSettles(t testing.TB, label string, request []byte, sync SyncFunc) {
 	}
 	mustUnmarshal(t, label, first, &resp)
 	if resp.ResyncAfterSeconds > 0 {
-		return
+		return false
 	}
 	parent, _ := req["parent"].(map[string]any)
 	if parent == nil {
-		return
+		return false
 	}
 	generation := asMap(parent["metadata"])["generation"]
 	if sameStatus(asMap(parent["status"]), resp.Status, generation) {
-		return
+		return false
 	}
 	if !reflect.DeepEqual(observedNames(req), answeredNames(resp.Children)) {
-		return // children are created or deleted: their events bring the next sync
+		return false // children are created or deleted: their events bring the next sync
 	}
 	parent["status"] = resp.Status
 	next, err := json.Marshal(req)
@@ -55,7 +56,7 @@ func CheckSettles(t testing.TB, label string, request []byte, sync SyncFunc) {
 	second, err := sync(next)
 	if err != nil {
 		t.Errorf("%s: the answer changes the status and leaves the children alone without resyncAfterSeconds, and the sync that would follow its status write fails: %v", label, err)
-		return
+		return true
 	}
 	var again struct {
 		Status   map[string]any   `json:"status"`
@@ -69,6 +70,35 @@ func CheckSettles(t testing.TB, label string, request []byte, sync SyncFunc) {
 	}
 	if first, next := answeredNames(resp.Children), answeredNames(again.Children); !reflect.DeepEqual(first, next) {
 		t.Errorf("%s: the answer changes the status and leaves the children alone, but the next sync would change the children (%v, then %v): with ignoreStatusChanges that sync never comes; answer resyncAfterSeconds", label, first, next)
+	}
+	return true
+}
+
+// Settles runs CheckSettles over a test's golden answers and, when the test ends, fails it if
+// not one answer was of the kind the check applies to: a run that checked nothing proves nothing.
+type Settles struct {
+	t       testing.TB
+	checked int
+}
+
+// NewSettles starts counting for t.
+func NewSettles(t testing.TB) *Settles {
+	s := &Settles{t: t}
+	t.Cleanup(func() {
+		if s.checked == 0 {
+			t.Errorf("the settle check applied to none of the answers: it checked nothing")
+			return
+		}
+		t.Logf("answers the settle check applied to: %d", s.checked)
+	})
+	return s
+}
+
+// Check is CheckSettles, counted.
+func (s *Settles) Check(label string, request []byte, sync SyncFunc) {
+	s.t.Helper()
+	if CheckSettles(s.t, label, request, sync) {
+		s.checked++
 	}
 }
 

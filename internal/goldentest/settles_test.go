@@ -60,3 +60,32 @@ func TestCheckSettles(t *testing.T) {
 		})
 	}
 }
+
+func TestSettlesFailsWhenNothingWasChecked(t *testing.T) {
+	request := []byte(`{"parent":{"metadata":{"name":"a"},"status":{"state":"A"}},"children":{}}`)
+	unchanged := func([]byte) ([]byte, error) {
+		return json.Marshal(map[string]any{"status": map[string]any{"state": "A"}})
+	}
+	changed := func([]byte) ([]byte, error) {
+		return json.Marshal(map[string]any{"status": map[string]any{"state": "B"}})
+	}
+	for _, tt := range []struct {
+		name  string
+		syncs []SyncFunc
+		fails bool
+	}{
+		{"no answers", nil, true},
+		{"only answers the check does not apply to", []SyncFunc{unchanged, unchanged}, true},
+		{"one answer it applies to", []SyncFunc{unchanged, changed}, false},
+	} {
+		r := &recorder{}
+		t.Run(tt.name, func(t *testing.T) {
+			r.TB = t
+			s := NewSettles(r)
+			for _, sync := range tt.syncs {
+				s.Check(tt.name, request, sync)
+			}
+		})
+		assert.Equal(t, tt.fails, len(r.errors) > 0, "%s: %v", tt.name, r.errors)
+	}
+}

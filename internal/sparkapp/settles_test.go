@@ -15,6 +15,7 @@ import (
 // TestGoldenAnswersSettle: no golden sync answer counts on its own status write to be synced
 // again (the registrations set ignoreStatusChanges).
 func TestGoldenAnswersSettle(t *testing.T) {
+	settles := goldentest.NewSettles(t)
 	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "sync", "*", "request.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
@@ -23,7 +24,7 @@ func TestGoldenAnswersSettle(t *testing.T) {
 		body, err := os.ReadFile(file)
 		require.NoError(t, err)
 		now, cfg := caseNow(t, dir), caseConfig(t, dir)
-		goldentest.CheckSettles(t, filepath.Base(dir), body, func(b []byte) ([]byte, error) {
+		settles.Check(filepath.Base(dir), body, func(b []byte) ([]byte, error) {
 			var req metacontroller.SyncRequest
 			if err := json.Unmarshal(b, &req); err != nil {
 				return nil, err

@@ -11,12 +11,13 @@ import (
 // TestGoldenAnswersSettle: no golden sync answer counts on its own status write to be synced
 // again (the registrations set ignoreStatusChanges).
 func TestGoldenAnswersSettle(t *testing.T) {
+	settles := goldentest.NewSettles(t)
 	for _, c := range goldenCases() {
 		if c.finalizing {
 			continue
 		}
 		w := c.setup(t)
-		goldentest.CheckSettles(t, c.name, mustJSON(t, w.request(false)), func(b []byte) ([]byte, error) {
+		settles.Check(c.name, mustJSON(t, w.request(false)), func(b []byte) ([]byte, error) {
 			var req metacontroller.SyncRequest
 			if err := json.Unmarshal(b, &req); err != nil {
 				return nil, err
