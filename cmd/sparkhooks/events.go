@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/eventrec"
@@ -77,8 +78,7 @@ func startEvents(ctx context.Context, o eventsOptions, m *metrics.Metrics, logge
 	}
 	r := eventrec.New(broadcaster.NewRecorder(runtime.NewScheme(), eventsController), eventrec.Options{
 		QueueLength: eventsQueueLength,
-		QPS:         float32(o.qps),
-		Burst:       o.burst,
+		Limiter:     flowcontrol.NewTokenBucketRateLimiter(float32(o.qps), max(o.burst, 1)),
 		Recorded:    m.EventsRecorded,
 		Dropped:     m.EventsDropped,
 		Logger:      logger,

@@ -39,7 +39,11 @@ func wire(ctx context.Context, opts serveOptions, logger *slog.Logger) (*depende
 		if err != nil {
 			return nil, fmt.Errorf("load policy: %w", err)
 		}
-		go src.Run(ctx, policyReloadInterval)
+		ticker := time.NewTicker(policyReloadInterval)
+		go func() {
+			defer ticker.Stop()
+			src.Run(ctx, ticker.C)
+		}()
 		policy = src
 	}
 	deps.mutate = hooks.NewMutateHandler(policy, logger,

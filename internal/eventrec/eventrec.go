@@ -12,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/sparkhooks/sparkhooks/internal/event"
 )
@@ -25,21 +24,26 @@ type Derive = func() (event.Story, error)
 type Options struct {
 	// QueueLength is how many answered syncs may wait for their Events to be derived.
 	QueueLength int
-	// QPS and Burst bound the Events handed to the recorder, and so the API writes.
-	QPS   float32
-	Burst int
+	// Limiter bounds the Events handed to the recorder, and so the API writes: Run waits on it
+	// before each Event. Nil means no bound.
+	Limiter Limiter
 	// Recorded counts Events by type and reason; Dropped counts stories dropped by hook.
 	Recorded *prometheus.CounterVec
 	Dropped  *prometheus.CounterVec
 	Logger   *slog.Logger
 }
 
+// Limiter is the part of client-go's flowcontrol.RateLimiter a Recorder uses (its token bucket
+// in production, a fake in tests, so no test measures the wall clock).
+type Limiter interface {
+	Wait(ctx context.Context) error
+}
+
 // Recorder queues stories and records them on one worker.
 type Recorder struct {
-	rec     events.EventRecorder
-	jobs    chan job
-	limiter flowcontrol.RateLimiter
-	opts    Options
+	rec  events.EventRecorder
+	jobs chan job
+	opts Options
 }
 
 type job struct {
@@ -53,10 +57,9 @@ func New(rec events.EventRecorder, opts Options) *Recorder {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Recorder{
-		rec:     rec,
-		jobs:    make(chan job, max(opts.QueueLength, 1)),
-		limiter: flowcontrol.NewTokenBucketRateLimiter(opts.QPS, max(opts.Burst, 1)),
-		opts:    opts,
+		rec:  rec,
+		jobs: make(chan job, max(opts.QueueLength, 1)),
+		opts: opts,
 	}
 }
 
@@ -92,8 +95,10 @@ func (r *Recorder) tell(ctx context.Context, j job) {
 		return
 	}
 	for _, e := range story.Events {
-		if err := r.limiter.Wait(ctx); err != nil {
-			return
+		if r.opts.Limiter != nil {
+			if err := r.opts.Limiter.Wait(ctx); err != nil {
+				return
+			}
 		}
 		ref := story.Regarding
 		r.rec.Eventf(&ref, nil, e.Type, e.Reason, e.Action, "%s", e.Message)

@@ -44,7 +44,7 @@ func TestRecordsThroughTheAPIAndFoldsRepeats(t *testing.T) {
 	require.NoError(t, broadcaster.StartRecordingToSinkWithContext(ctx))
 	defer broadcaster.Shutdown()
 	recorded, dropped := counters()
-	r := New(broadcaster.NewRecorder(runtime.NewScheme(), "sparkhooks"), Options{QueueLength: 8, QPS: 100, Burst: 10, Recorded: recorded, Dropped: dropped})
+	r := New(broadcaster.NewRecorder(runtime.NewScheme(), "sparkhooks"), Options{QueueLength: 8, Recorded: recorded, Dropped: dropped})
 	go r.Run(ctx)
 
 	submitted := event.New(event.Normal, "SparkApplicationSubmitted", "Submit", "attempt 1 submitted")
@@ -81,7 +81,7 @@ func (c countingRecorder) Eventf(_ runtime.Object, _ runtime.Object, _, _, _, no
 // and Record returns at once.
 func TestRecordNeverBlocks(t *testing.T) {
 	recorded, dropped := counters()
-	r := New(countingRecorder{notes: make(chan string, 10)}, Options{QueueLength: 2, QPS: 1, Burst: 1, Recorded: recorded, Dropped: dropped})
+	r := New(countingRecorder{notes: make(chan string, 10)}, Options{QueueLength: 2, Recorded: recorded, Dropped: dropped})
 	done := make(chan struct{})
 	go func() {
 		for range 5 {
@@ -97,24 +97,46 @@ func TestRecordNeverBlocks(t *testing.T) {
 	assert.Equal(t, 3.0, testutil.ToFloat64(dropped.WithLabelValues("sparkcluster_sync")))
 }
 
+// gate is a Limiter that says "wait" on notes and lets each caller through only on a grant, so
+// the order of notes shows every Event waited for the limiter first.
+type gate struct {
+	notes  chan string
+	grants chan struct{}
+}
+
+func (g gate) Wait(ctx context.Context) error {
+	g.notes <- "wait"
+	select {
+	case <-g.grants:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // TestRunRateLimitsAndSurvivesAFailedDerivation: a story that cannot be derived is skipped, and
-// the Events after it are handed over no faster than the rate allows.
+// every Event after it waits for the limiter before it is handed over.
 func TestRunRateLimitsAndSurvivesAFailedDerivation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	notes := make(chan string, 10)
-	r := New(countingRecorder{notes: notes}, Options{QueueLength: 4, QPS: 20, Burst: 1})
+	limiter := gate{notes: notes, grants: make(chan struct{})}
+	r := New(countingRecorder{notes: notes}, Options{QueueLength: 4, Limiter: limiter})
 	r.Record("h", func() (event.Story, error) { return event.Story{}, errors.New("broken") })
 	r.Record("h", story(event.New(event.Normal, "R", "A", "one"), event.New(event.Normal, "R", "A", "two"), event.New(event.Normal, "R", "A", "three")))
-	start := time.Now()
 	go r.Run(ctx)
-	for _, want := range []string{"one", "two", "three"} {
+	next := func() string {
 		select {
 		case got := <-notes:
-			assert.Equal(t, want, got)
+			return got
 		case <-time.After(5 * time.Second):
-			t.Fatalf("no Event %q", want)
+			t.Fatal("nothing more was recorded")
+			return ""
 		}
 	}
-	assert.GreaterOrEqual(t, time.Since(start), 90*time.Millisecond, "3 Events at 20/s with a burst of 1 take at least 100 ms")
+	for _, want := range []string{"one", "two", "three"} {
+		require.Equal(t, "wait", next(), "the limiter is asked before %q", want)
+		limiter.grants <- struct{}{}
+		require.Equal(t, want, next())
+	}
 }

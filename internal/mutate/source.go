@@ -92,16 +92,15 @@ func (s *FileSource) Reload() (bool, error) {
 	return true, nil
 }
 
-// Run reloads every interval until ctx ends. Each distinct failure is logged once.
-func (s *FileSource) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
+// Run reloads on every tick until ctx ends (a time.Ticker's channel in production; a test
+// sends its own ticks). Each distinct failure is logged once.
+func (s *FileSource) Run(ctx context.Context, ticks <-chan time.Time) {
 	var lastLogged string
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-ticks:
 		}
 		changed, err := s.Reload()
 		switch {

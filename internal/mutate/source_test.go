@@ -133,18 +133,27 @@ func TestFileSourceRunPollsAndLogsFailuresOnce(t *testing.T) {
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(context.Background())
+	ticks := make(chan time.Time)
 	done := make(chan struct{})
 	go func() {
-		src.Run(ctx, 5*time.Millisecond)
+		src.Run(ctx, ticks)
 		close(done)
 	}()
+	// Run takes a tick only once it has finished the reload of the one before, so after a
+	// second tick the first one's reload is over.
+	poll := func(n int) {
+		for range n + 1 {
+			ticks <- time.Time{}
+		}
+	}
 
 	replaceFile(t, path, policyB)
-	require.Eventually(t, func() bool { return len(src.Policy().RuleNames()) == 2 }, 5*time.Second, 5*time.Millisecond)
+	poll(1)
+	assert.Len(t, src.Policy().RuleNames(), 2)
 
 	replaceFile(t, path, policyX)
-	require.Eventually(t, func() bool { return src.Err() != nil }, 5*time.Second, 5*time.Millisecond)
-	time.Sleep(50 * time.Millisecond) // several more polls of the same bad file
+	poll(4) // several polls of the same bad file
+	require.Error(t, src.Err())
 	cancel()
 	<-done
 
