@@ -39,6 +39,8 @@ const (
 	EventSpecInvalid       = "SparkApplicationSpecInvalid"
 	EventDriverNotStarting = "SparkDriverNotStarting"
 	EventExpired           = "SparkApplicationExpired"
+	// EventNamespaceNotSelected says why an application does not start.
+	EventNamespaceNotSelected = "SparkApplicationNamespaceNotSelected"
 )
 
 // Event actions: what sparkhooks did, or saw, about the application.
@@ -230,5 +232,8 @@ func (t *transition) conditionEvents() {
 	}
 	if c := t.changed(condExpired); c != nil && c.Status == metav1.ConditionTrue && !t.wasTrue(condExpired) {
 		t.add(event.Normal, EventExpired, actionExpire, c.Message)
+	}
+	if c := t.changed(condNamespaceSelected); c != nil && c.Status == metav1.ConditionFalse {
+		t.add(event.Normal, EventNamespaceNotSelected, actionSubmit, c.Message)
 	}
 }
