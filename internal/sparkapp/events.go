@@ -197,6 +197,9 @@ func (t *transition) stateEvents() {
 		if activeStates[from] {
 			msg = fmt.Sprintf("attempt %d completed, and restartPolicy Always runs the application again once its resources are gone", a.SubmissionAttempts)
 		}
+		if c := meta.FindStatusCondition(a.Conditions, condNamespaceSelected); c != nil && c.Status == metav1.ConditionFalse {
+			msg = fmt.Sprintf("attempt %d has ended; the next one waits until the namespace is selected", a.SubmissionAttempts)
+		}
 		t.add(event.Normal, EventPendingRerun, actionRetry, msg)
 	case v1beta2.ApplicationStateSuspending:
 		if !queued {
