@@ -22,6 +22,9 @@ type Outcome struct {
 	Submitted        bool   // a new driver or a new scheduled run was requested
 	RestartReason    string // non-empty when the decision restarts the application
 	ValidationFailed bool   // the parent's spec did not validate
+	// Application is what Kubeflow's metrics count of a SparkApplication decision; nil for
+	// other kinds.
+	Application *metrics.Application
 }
 
 // SyncFunc is a pure sync or finalize decision.
@@ -95,6 +98,9 @@ func (h hookRecorder) record(o Outcome) {
 	}
 	if o.ValidationFailed {
 		h.metrics.ValidationFailures.WithLabelValues(o.Kind).Inc()
+	}
+	if o.Application != nil && h.metrics.Kubeflow != nil {
+		h.metrics.Kubeflow.Record(*o.Application)
 	}
 }
 

@@ -133,3 +133,54 @@ URL; empty without a History Server.
 {{- printf "http://%s.%s.svc:%d" (include "sparkhooks.historyServer.fullname" .) .Release.Namespace (int $hs.service.port) }}
 {{- end }}
 {{- end }}
+
+{{/*
+The job namespaces the chart grants per namespace (gc, Events), as a JSON list: spark.jobNamespaces,
+or none when spark.jobNamespaceSelector is set, since the namespaces it selects are not known when
+the chart is installed and the grants are then cluster-wide.
+*/}}
+{{- define "sparkhooks.fixedJobNamespaces" -}}
+{{- if .Values.spark.jobNamespaceSelector -}}
+[]
+{{- else -}}
+{{- .Values.spark.jobNamespaces | default list | toJson -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+spark.jobNamespaceSelector, a label selector in kubectl's syntax as Kubeflow's chart takes it
+('spark-operator=enabled,env in (prod,staging),!legacy'), as the matchExpressions of a
+LabelSelector, for the webhooks' namespaceSelector. Set-based terms (in, notin, key, !key) and
+equality terms (=, ==, !=) are what a LabelSelector can say; anything else fails the install.
+*/}}
+{{- define "sparkhooks.jobNamespaceSelectorExpressions" -}}
+{{- range $term := regexFindAll "[^,(]+(\\([^)]*\\))?" . -1 }}
+{{- $term = trim $term }}
+{{- if regexMatch "^![^\\s!=(),]+$" $term }}
+- key: {{ trimPrefix "!" $term | quote }}
+  operator: DoesNotExist
+{{- else if regexMatch "^[^\\s!=(),]+$" $term }}
+- key: {{ $term | quote }}
+  operator: Exists
+{{- else if regexMatch "^[^\\s!=(),]+\\s+(in|notin)\\s*\\([^)]*\\)$" $term }}
+- key: {{ regexFind "^[^\\s!=(),]+" $term | quote }}
+  operator: {{ ternary "NotIn" "In" (regexMatch "^[^\\s]+\\s+notin" $term) }}
+  values:
+  {{- range splitList "," (regexFind "\\([^)]*\\)" $term | trimPrefix "(" | trimSuffix ")") }}
+    - {{ trim . | quote }}
+  {{- end }}
+{{- else if regexMatch "^[^\\s!=(),]+\\s*!=\\s*[^\\s!=(),]*$" $term }}
+- key: {{ regexFind "^[^\\s!=(),]+" $term | quote }}
+  operator: NotIn
+  values:
+    - {{ regexReplaceAll "^[^!]*!=\\s*" $term "" | quote }}
+{{- else if regexMatch "^[^\\s!=(),]+\\s*==?\\s*[^\\s!=(),]*$" $term }}
+- key: {{ regexFind "^[^\\s!=(),]+" $term | quote }}
+  operator: In
+  values:
+    - {{ regexReplaceAll "^[^=]*==?\\s*" $term "" | quote }}
+{{- else }}
+{{- fail (printf "spark.jobNamespaceSelector: %q is not a term a LabelSelector can say (key, !key, key=value, key!=value, key in (a,b), key notin (a,b))" $term) }}
+{{- end }}
+{{- end }}
+{{- end }}

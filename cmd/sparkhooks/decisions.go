@@ -17,6 +17,7 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/metrics"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
 	"github.com/sparkhooks/sparkhooks/internal/sparkcluster"
@@ -28,6 +29,9 @@ import (
 type decisionOptions struct {
 	spark     sparkapp.Config
 	scheduled schedule.Config
+	// namespaces and namespaceSelector become spark.Namespaces in validate.
+	namespaces        []string
+	namespaceSelector string
 }
 
 func addDecisionFlags(f *envDefault, o *decisionOptions) {
@@ -76,6 +80,25 @@ func addDecisionFlags(f *envDefault, o *decisionOptions) {
 		"base URL of the History Server that reads --default-event-log-dir: applications that log there name their page under it in status.historyURL (empty: none)")
 	f.integer(&o.spark.MaxTrackedExecutors, "max-tracked-executors", "SPARKHOOKS_MAX_TRACKED_EXECUTORS", def.MaxTrackedExecutors,
 		"most executors listed in status.executorState; the rest are counted")
+	f.list(&o.namespaces, "namespaces", "SPARKHOOKS_NAMESPACES",
+		"comma-separated namespaces whose SparkApplications start whatever their labels (empty, and no --namespace-selector: every namespace)")
+	f.string(&o.namespaceSelector, "namespace-selector", "SPARKHOOKS_NAMESPACE_SELECTOR", "",
+		"label selector of further namespaces whose SparkApplications start, e.g. 'spark-operator=enabled,env in (prod,staging)'; others are left alone until their namespace matches (needs the parent's Namespace as a related object, in a v2 sync request)")
+}
+
+// resolve turns the namespace flags into the decision's selector.
+func (o *decisionOptions) resolve() error {
+	sel, err := sparkapp.NewNamespaceSelector(o.namespaces, o.namespaceSelector)
+	if err != nil {
+		return fmt.Errorf("--namespace-selector: %w", err)
+	}
+	for _, ns := range o.namespaces {
+		if errs := validation.IsDNS1123Label(ns); ns != "" && len(errs) > 0 {
+			return fmt.Errorf("--namespaces: %q is not a namespace name: %s", ns, strings.Join(errs, "; "))
+		}
+	}
+	o.spark.Namespaces = sel
+	return nil
 }
 
 func (o decisionOptions) validate() error {
@@ -149,8 +172,28 @@ func sparkSync(cfg sparkapp.Config) hooks.SyncFunc {
 			Submitted:        d.Submitted,
 			RestartReason:    d.RestartReason,
 			ValidationFailed: d.ValidationFailed,
+			Application:      kubeflowApplication(d),
 		}, nil
 	}
+}
+
+// kubeflowApplication is a SparkApplication decision in the terms of Kubeflow's metrics.
+func kubeflowApplication(d sparkapp.Decision) *metrics.Application {
+	m := d.Metrics
+	a := &metrics.Application{
+		Namespace:          m.Namespace,
+		Labels:             m.Labels,
+		From:               string(d.From),
+		To:                 string(d.To),
+		SubmissionAttempts: m.SubmissionAttempts,
+		ExecutionAttempts:  m.ExecutionAttempts,
+		SinceCreation:      m.SinceCreation,
+		Execution:          m.Execution,
+	}
+	for _, e := range m.EndedExecutors {
+		a.Executors = append(a.Executors, metrics.Executor{Labels: e.Labels, Failed: e.Failed})
+	}
+	return a
 }
 
 func sparkFinalize(req *metacontroller.SyncRequest, _ time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {

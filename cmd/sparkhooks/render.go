@@ -69,6 +69,9 @@ func render(args []string, stdout, stderr io.Writer) error {
 	if err := o.decisions.validate(); err != nil {
 		return err
 	}
+	if err := o.decisions.resolve(); err != nil {
+		return err
+	}
 	now := time.Now()
 	if o.now != "" {
 		t, err := time.Parse(time.RFC3339, o.now)

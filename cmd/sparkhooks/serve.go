@@ -38,6 +38,7 @@ type serveOptions struct {
 	shutdownTimeout  time.Duration
 	decisions        decisionOptions
 	events           eventsOptions
+	kubeflowMetrics  kubeflowMetricsOptions
 }
 
 func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
@@ -57,13 +58,20 @@ func parseServeOptions(args []string, stderr io.Writer) (serveOptions, error) {
 	f.duration(&o.shutdownTimeout, "shutdown-timeout", "SPARKHOOKS_SHUTDOWN_TIMEOUT", 20*time.Second, "how long in-flight requests may take to finish after SIGTERM")
 	addDecisionFlags(f, &o.decisions)
 	addEventsFlags(f, &o.events)
+	addKubeflowMetricsFlags(f, &o.kubeflowMetrics)
 	if err := f.parse(args); err != nil {
 		return o, err
 	}
 	if err := o.decisions.validate(); err != nil {
 		return o, err
 	}
+	if err := o.decisions.resolve(); err != nil {
+		return o, err
+	}
 	if err := o.events.validate(); err != nil {
+		return o, err
+	}
+	if err := o.kubeflowMetrics.resolve(); err != nil {
 		return o, err
 	}
 	if (o.tlsCertFile == "") != (o.tlsKeyFile == "") {

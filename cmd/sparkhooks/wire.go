@@ -21,6 +21,11 @@ const policyReloadInterval = 5 * time.Second
 // wire builds the decisions from the core packages.
 func wire(ctx context.Context, opts serveOptions, logger *slog.Logger) (*dependencies, error) {
 	m := metrics.New()
+	if opts.kubeflowMetrics.enabled {
+		if err := m.EnableKubeflow(opts.kubeflowMetrics.options); err != nil {
+			return nil, fmt.Errorf("Kubeflow metrics: %w", err)
+		}
+	}
 	deps := &dependencies{
 		metrics: m,
 		ready:   func() error { return nil },

@@ -55,6 +55,29 @@ func sparkhooksMetricNames(t *testing.T) []string {
 	return names
 }
 
+// kubeflowMetricNames lists the Kubeflow operator's metrics (--kubeflow-metrics) with their
+// default names, and the two gauges the chart's recording rules add.
+func kubeflowMetricNames(t *testing.T) []string {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	_, err := metrics.NewKubeflow(reg, metrics.DefaultKubeflowOptions())
+	require.NoError(t, err)
+	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
+	descs := make(chan *prometheus.Desc, 32)
+	go func() {
+		reg.Describe(descs)
+		close(descs)
+	}()
+	names := []string{"spark_application_running_count", "spark_executor_running_count"}
+	for d := range descs {
+		match := fqName.FindStringSubmatch(d.String())
+		require.NotNil(t, match, "cannot read the name of %s", d)
+		names = append(names, match[1])
+	}
+	slices.Sort(names)
+	return names
+}
+
 // runtimeMetricNames lists what the Go and process collectors export on this platform.
 func runtimeMetricNames(t *testing.T) []string {
 	t.Helper()
@@ -105,7 +128,7 @@ func loadDashboard(t *testing.T) (*dashboard, []byte) {
 
 // metricTokens finds the metric names a PromQL expression uses among the families this
 // repository documents.
-var metricToken = regexp.MustCompile(`\b(?:sparkhooks|kube_sparkapplication|kube_scheduledsparkapplication|go|process)_[a-zA-Z0-9_]+`)
+var metricToken = regexp.MustCompile(`\b(?:sparkhooks|kube_sparkapplication|kube_scheduledsparkapplication|spark_application|spark_executor|go|process)_[a-zA-Z0-9_]+`)
 
 func TestDashboardUsesOnlyExportedMetrics(t *testing.T) {
 	d, _ := loadDashboard(t)
@@ -122,6 +145,12 @@ func TestDashboardUsesOnlyExportedMetrics(t *testing.T) {
 	}
 	for _, n := range runtimeMetricNames(t) {
 		known[n] = true
+	}
+	kubeflowNames := kubeflowMetricNames(t)
+	for _, n := range kubeflowNames {
+		for _, suffix := range []string{"", "_bucket", "_count", "_sum"} {
+			known[n+suffix] = true
+		}
 	}
 	ksmNames := ksmMetricNames(loadKSMConfig(t))
 	for _, n := range ksmNames {
@@ -154,6 +183,8 @@ func TestDashboardUsesOnlyExportedMetrics(t *testing.T) {
 	for _, e := range exprs {
 		for _, name := range metricToken.FindAllString(e, -1) {
 			assert.True(t, known[name], "%s is not exported by sparkhooks or the kube-state-metrics config (in %q)", name, e)
+			// Kubeflow's counters end in _count themselves, so the name is used as written too.
+			used[name] = true
 			used[strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_count"), "_sum")] = true
 		}
 	}
@@ -161,6 +192,11 @@ func TestDashboardUsesOnlyExportedMetrics(t *testing.T) {
 	// questions need.
 	for _, n := range hooksNames {
 		assert.True(t, used[n], "no panel shows %s", n)
+	}
+	for _, n := range []string{"spark_application_submit_count", "spark_application_success_count", "spark_application_failure_count",
+		"spark_application_running_count", "spark_executor_running_count", "spark_application_start_latency_seconds_histogram"} {
+		assert.Contains(t, kubeflowNames, n)
+		assert.True(t, used[n], "no panel of the Kubeflow row shows %s", n)
 	}
 	for _, n := range []string{
 		"kube_sparkapplication_state", "kube_sparkapplication_submission_attempts",
@@ -174,7 +210,7 @@ func TestDashboardUsesOnlyExportedMetrics(t *testing.T) {
 
 func TestObservabilityDocsListEveryMetric(t *testing.T) {
 	doc := string(readFile(t, filepath.Join(repoRoot(t), observabilityDocs)))
-	names := slices.Concat(sparkhooksMetricNames(t), ksmMetricNames(loadKSMConfig(t)))
+	names := slices.Concat(sparkhooksMetricNames(t), ksmMetricNames(loadKSMConfig(t)), kubeflowMetricNames(t))
 	for _, n := range names {
 		assert.Contains(t, doc, "`"+n+"`", "%s does not document %s", observabilityDocs, n)
 	}

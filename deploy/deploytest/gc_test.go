@@ -55,7 +55,13 @@ func (c *renderedChart) gc() {
 
 	require.NotEmpty(t, ctr.Args)
 	assert.Equal(t, "gc", ctr.Args[0])
-	assert.Contains(t, ctr.Args, "--namespaces="+strings.Join(c.r.jobNamespaces, ","), "gc looks at the job namespaces only")
+	if fixed := c.r.fixedJobNamespaces(); len(fixed) > 0 {
+		assert.Contains(t, ctr.Args, "--namespaces="+strings.Join(fixed, ","), "gc looks at the job namespaces only")
+	} else {
+		for _, a := range ctr.Args {
+			assert.False(t, strings.HasPrefix(a, "--namespaces"), "gc looks at every namespace a selector may pick: %s", a)
+		}
+	}
 	assert.Equal(t, c.r.gcDryRun, slices.Contains(ctr.Args, "--dry-run"))
 
 	podLabels := labels.Set(job.Template.Labels)
@@ -98,8 +104,14 @@ func (c *renderedChart) gcRBAC(sa *corev1.ServiceAccount) {
 		require.NotNil(t, role, "RoleBinding %s/%s names no rendered Role", b.Namespace, b.Name)
 		assert.Equal(t, want, role.Rules, "gc may list and delete SparkApplications, nothing else")
 	}
-	assert.ElementsMatch(t, c.r.jobNamespaces, namespaces, "gc is bound in the job namespaces")
+	fixed := c.r.fixedJobNamespaces()
+	assert.ElementsMatch(t, fixed, namespaces, "gc is bound in the job namespaces")
 	for _, b := range c.m.clusterRoleBindings {
-		assert.False(t, isGC(b), "gc gets a ClusterRoleBinding only when every namespace is a job namespace")
+		if !isGC(b) {
+			continue
+		}
+		assert.Empty(t, fixed, "gc gets a ClusterRoleBinding only when its namespaces are not a fixed list")
+		assert.Equal(t, subject, b.Subjects)
+		assert.Equal(t, want, c.clusterRoleRules(b.RoleRef.Name), "gc may list and delete SparkApplications, nothing else")
 	}
 }

@@ -72,6 +72,7 @@ type manifest struct {
 	certificates    []*unstructured.Unstructured
 	issuers         []*unstructured.Unstructured
 	serviceMonitors []*unstructured.Unstructured
+	prometheusRules []*unstructured.Unstructured
 }
 
 // strictDecoder decodes the built-in kinds the chart renders and refuses unknown or duplicate
@@ -144,7 +145,7 @@ func (m *manifest) add(doc []byte) error {
 		}
 		m.compositeControllers = append(m.compositeControllers, cc)
 		return nil
-	case "Certificate.cert-manager.io", "Issuer.cert-manager.io", "ServiceMonitor.monitoring.coreos.com":
+	case "Certificate.cert-manager.io", "Issuer.cert-manager.io", "ServiceMonitor.monitoring.coreos.com", "PrometheusRule.monitoring.coreos.com":
 		return m.addUnstructured(tm, doc)
 	}
 	obj, _, err := strictDecoder.Decode(doc, nil, nil)
@@ -194,6 +195,7 @@ func (m *manifest) addUnstructured(tm metav1.TypeMeta, doc []byte) error {
 		"Certificate":    "cert-manager.io/v1",
 		"Issuer":         "cert-manager.io/v1",
 		"ServiceMonitor": "monitoring.coreos.com/v1",
+		"PrometheusRule": "monitoring.coreos.com/v1",
 	}[tm.Kind]
 	if tm.APIVersion != want {
 		return fmt.Errorf("%s has apiVersion %q, want %q", tm.Kind, tm.APIVersion, want)
@@ -207,6 +209,8 @@ func (m *manifest) addUnstructured(tm metav1.TypeMeta, doc []byte) error {
 		m.certificates = append(m.certificates, u)
 	case "Issuer":
 		m.issuers = append(m.issuers, u)
+	case "PrometheusRule":
+		m.prometheusRules = append(m.prometheusRules, u)
 	default:
 		m.serviceMonitors = append(m.serviceMonitors, u)
 	}
@@ -218,7 +222,7 @@ func (m *manifest) count() int {
 	return len(m.deployments) + len(m.services) + len(m.serviceAccounts) + len(m.configMaps) +
 		len(m.secrets) + len(m.pdbs) + len(m.webhooks) + len(m.validatingWebhooks) + len(m.roles) + len(m.roleBindings) +
 		len(m.clusterRoles) + len(m.clusterRoleBindings) + len(m.networkPolicies) + len(m.cronJobs) +
-		len(m.compositeControllers) + len(m.certificates) + len(m.issuers) + len(m.serviceMonitors)
+		len(m.compositeControllers) + len(m.certificates) + len(m.issuers) + len(m.serviceMonitors) + len(m.prometheusRules)
 }
 
 func (m *manifest) configMap(namespace, name string) *corev1.ConfigMap {

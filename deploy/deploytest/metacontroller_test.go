@@ -1,6 +1,7 @@
 package deploytest
 
 import (
+	"math/rand/v2"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/validate"
@@ -280,15 +282,26 @@ func checkPodWebhook(t *testing.T, mwc *admissionregistrationv1.MutatingWebhookC
 
 // checkValidatingWebhooks checks the registration of the validating webhook: one webhook per
 // kind package validate knows, each on its route of the TLS listener, for CREATE and UPDATE of
-// its resource in jobNamespaces (every namespace when empty). The caller checks where
-// clientConfig points and the CA.
-func checkValidatingWebhooks(t *testing.T, vwc *admissionregistrationv1.ValidatingWebhookConfiguration, jobNamespaces []string) {
+// its resource in jobNamespaces (every namespace when empty), or in those namespaceSelector (a
+// selector in kubectl's syntax) picks: with both, a second webhook per kind for the selected
+// namespaces that are not listed. The caller checks where clientConfig points and the CA.
+func checkValidatingWebhooks(t *testing.T, vwc *admissionregistrationv1.ValidatingWebhookConfiguration, jobNamespaces []string, namespaceSelector string) {
 	t.Helper()
 	kinds := validate.Kinds()
-	require.Len(t, vwc.Webhooks, len(kinds), "%s: one webhook per validated kind", vwc.Name)
-	for i, kind := range kinds {
-		w := &vwc.Webhooks[i]
-		assert.Equal(t, kind.Resource+".sparkhooks.sparkoperator.k8s.io", w.Name)
+	perKind := 1
+	if namespaceSelector != "" && len(jobNamespaces) > 0 {
+		perKind = 2
+	}
+	require.Len(t, vwc.Webhooks, perKind*len(kinds), "%s: one webhook per validated kind and namespace scope", vwc.Name)
+	listed := metav1.LabelSelectorRequirement{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: jobNamespaces}
+	for i := range vwc.Webhooks {
+		kind, w := kinds[i/perKind], &vwc.Webhooks[i]
+		selected := namespaceSelector != "" && (perKind == 1 || i%2 == 1)
+		suffix := ""
+		if selected && perKind == 2 {
+			suffix = "-selected"
+		}
+		assert.Equal(t, kind.Resource+suffix+".sparkhooks.sparkoperator.k8s.io", w.Name)
 		assert.Equal(t, []string{"v1"}, w.AdmissionReviewVersions, w.Name)
 		require.NotNil(t, w.SideEffects, w.Name)
 		assert.Equal(t, admissionregistrationv1.SideEffectClassNone, *w.SideEffects, w.Name)
@@ -306,12 +319,18 @@ func checkValidatingWebhooks(t *testing.T, vwc *admissionregistrationv1.Validati
 			},
 		}}, w.Rules, w.Name)
 		assert.Nil(t, w.ObjectSelector, w.Name)
-		if len(jobNamespaces) == 0 {
+		switch {
+		case selected:
+			// The chart turns the selector into matchExpressions itself: they must select what
+			// the server's parser (labels.Parse, as --namespace-selector) makes of the text, less
+			// the listed namespaces.
+			require.NotNil(t, w.NamespaceSelector, w.Name)
+			checkSameNamespaces(t, w.Name, namespaceSelector, jobNamespaces, w.NamespaceSelector)
+		case len(jobNamespaces) == 0:
 			assert.Nil(t, w.NamespaceSelector, w.Name)
-		} else {
-			assert.Equal(t, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-				Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: jobNamespaces,
-			}}}, w.NamespaceSelector, "%s: scoped to the job namespaces", w.Name)
+		default:
+			assert.Equal(t, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{listed}},
+				w.NamespaceSelector, "%s: scoped to the job namespaces", w.Name)
 		}
 		require.NotNil(t, w.FailurePolicy, w.Name)
 		assert.Equal(t, admissionregistrationv1.Ignore, *w.FailurePolicy, "%s: the hooks validate again, so an outage must not block users", w.Name)
@@ -323,6 +342,36 @@ func checkValidatingWebhooks(t *testing.T, vwc *admissionregistrationv1.Validati
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// checkSameNamespaces compares a webhook's namespaceSelector with the server's reading of the
+// selector text, minus the listed namespaces, on namespaces labelled with every combination of
+// the keys and values the text names (and some it does not).
+func checkSameNamespaces(t *testing.T, webhook, text string, listed []string, got *metav1.LabelSelector) {
+	t.Helper()
+	want, err := labels.Parse(text)
+	require.NoError(t, err)
+	sel, err := metav1.LabelSelectorAsSelector(got)
+	require.NoError(t, err, webhook)
+	reqs, _ := want.Requirements()
+	keys := []string{"other"}
+	values := []string{"", "other"}
+	for _, r := range reqs {
+		keys = append(keys, r.Key())
+		values = append(values, r.Values().UnsortedList()...)
+	}
+	names := append([]string{"elsewhere"}, listed...)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		set := labels.Set{"kubernetes.io/metadata.name": names[rng.IntN(len(names))]}
+		for _, k := range keys {
+			if rng.IntN(3) > 0 {
+				set[k] = values[rng.IntN(len(values))]
+			}
+		}
+		expected := want.Matches(set) && !slices.Contains(listed, set["kubernetes.io/metadata.name"])
+		require.Equal(t, expected, sel.Matches(set), "%s: namespace labelled %v", webhook, set)
+	}
+}
 
 func mustParseURL(t *testing.T, raw string) *url.URL {
 	t.Helper()
@@ -390,7 +439,7 @@ func TestStaticRegistrations(t *testing.T) {
 
 	require.Len(t, base.validatingWebhooks, 1)
 	vwc := base.validatingWebhooks[0]
-	checkValidatingWebhooks(t, vwc, []string{"default"})
+	checkValidatingWebhooks(t, vwc, []string{"default"}, "")
 	for _, v := range vwc.Webhooks {
 		// The same Service, port and certificate as the pod-mutation webhook.
 		want := w.ClientConfig.DeepCopy()

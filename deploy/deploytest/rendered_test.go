@@ -62,6 +62,10 @@ type rendering struct {
 	ksm              string // namespace of the kube-state-metrics ConfigMap, "" when off
 	ksmRBAC          bool
 	jobNamespaces    []string
+	// namespaceSelector: spark.jobNamespaceSelector, "" when off.
+	namespaceSelector string
+	// kubeflowMetrics: metrics.kubeflow.enabled, with labels and the PrometheusRule.
+	kubeflowMetrics bool
 	// ingressDefaults: the values set ui.ingressAnnotations and ui.ingressTLS.
 	ingressDefaults bool
 	defaultTTL      string // --default-time-to-live-seconds, "" when not given
@@ -95,11 +99,22 @@ var renderings = []rendering{
 		goMemLimit:            "400MiB",
 		ingressDefaults:       true,
 		jobNamespaces:         []string{"spark-jobs", "analytics"},
+		namespaceSelector:     "spark-operator=enabled,env in (prod, staging),tier!=legacy,team,!frozen,zone==a,region notin (x)",
+		kubeflowMetrics:       true,
 		defaultTTL:            "315360000",
 		defaultServiceAccount: "spark-runner",
 		gcDryRun:              true,
 		historyServer:         true,
 	},
+}
+
+// fixedJobNamespaces are the namespaces the chart grants rights in one by one: none with a
+// namespace selector, whose namespaces are not known when the chart is rendered.
+func (r rendering) fixedJobNamespaces() []string {
+	if r.namespaceSelector != "" {
+		return nil
+	}
+	return r.jobNamespaces
 }
 
 func renderedDir(t *testing.T) string {
@@ -133,6 +148,8 @@ func TestRenderedChart(t *testing.T) {
 			c.events()
 			c.userRoles()
 			c.historyServer()
+			c.namespaceSelection()
+			c.kubeflowMetrics()
 		})
 	}
 }
@@ -515,7 +532,7 @@ func (c *renderedChart) validatingWebhook(staticBase *manifest) {
 	t := c.t
 	require.Len(t, c.m.validatingWebhooks, 1)
 	vwc := c.m.validatingWebhooks[0]
-	checkValidatingWebhooks(t, vwc, c.r.jobNamespaces)
+	checkValidatingWebhooks(t, vwc, c.r.jobNamespaces, c.r.namespaceSelector)
 	mwc := c.m.webhooks[0]
 	assert.Equal(t, mwc.Annotations, vwc.Annotations, "the same cert-manager CA injection")
 	want := staticBase.validatingWebhooks[0].DeepCopy()
@@ -525,9 +542,10 @@ func (c *renderedChart) validatingWebhook(staticBase *manifest) {
 		wantConfig.Service.Path = got.ClientConfig.Service.Path
 		assert.Equal(t, wantConfig, &got.ClientConfig, "%s: the pod-mutation webhook's Service and CA", got.Name)
 
-		// The same registration as the static file, where clientConfig and the namespaces differ.
-		w := &want.Webhooks[i]
-		w.ClientConfig, w.NamespaceSelector = got.ClientConfig, got.NamespaceSelector
+		// The same registration as the static file, where clientConfig and the namespaces differ
+		// (and the name of a kind's second webhook, for the selected namespaces).
+		w := want.Webhooks[i*len(want.Webhooks)/len(vwc.Webhooks)].DeepCopy()
+		w.ClientConfig, w.NamespaceSelector, w.Name = got.ClientConfig, got.NamespaceSelector, got.Name
 		assert.Equal(t, w, got)
 	}
 }
@@ -672,16 +690,24 @@ func (c *renderedChart) observability() {
 		}
 	}
 	ksm := c.m.clusterRole("sparkhooks-kube-state-metrics")
+	// Events and gc are bound cluster-wide where the job namespaces are not a fixed list, and
+	// checked by events and gc.
+	var bindings []*rbacv1.ClusterRoleBinding
+	for _, b := range c.m.clusterRoleBindings {
+		if !isEvents(b) && !isGC(b) {
+			bindings = append(bindings, b)
+		}
+	}
 	if !c.r.ksmRBAC {
 		assert.Nil(t, ksm)
-		assert.Empty(t, c.m.clusterRoleBindings)
+		assert.Empty(t, bindings)
 		return
 	}
 	require.NotNil(t, ksm)
 	assert.ElementsMatch(t, []string{"list", "watch"}, grantedVerbsInGroup(ksm.Rules, "sparkoperator.k8s.io", "sparkapplications"))
 	assert.ElementsMatch(t, []string{"list", "watch"}, grantedVerbsInGroup(ksm.Rules, "sparkoperator.k8s.io", "scheduledsparkapplications"))
-	require.Len(t, c.m.clusterRoleBindings, 1)
-	assert.Equal(t, ksm.Name, c.m.clusterRoleBindings[0].RoleRef.Name)
+	require.Len(t, bindings, 1)
+	assert.Equal(t, ksm.Name, bindings[0].RoleRef.Name)
 }
 
 // userRoles: the four kinds join Kubernetes' default roles by aggregation, managed by admin and

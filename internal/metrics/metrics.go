@@ -25,6 +25,18 @@ type Metrics struct {
 	InflightRejections  *prometheus.CounterVec
 	EventsRecorded      *prometheus.CounterVec
 	EventsDropped       *prometheus.CounterVec
+	// Kubeflow is nil unless EnableKubeflow turned the Kubeflow operator's metrics on.
+	Kubeflow *Kubeflow
+}
+
+// EnableKubeflow adds the Kubeflow operator's metrics to the registry.
+func (m *Metrics) EnableKubeflow(o KubeflowOptions) error {
+	k, err := NewKubeflow(m.Registry, o)
+	if err != nil {
+		return err
+	}
+	m.Kubeflow = k
+	return nil
 }
 
 // hookBuckets start well below a millisecond: the hooks' own share of a sync is meant to be

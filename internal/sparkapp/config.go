@@ -34,6 +34,9 @@ type Config struct {
 	// An attempt that logs there names its page, <url>/history/<spark app id>/jobs/, in
 	// status.historyURL. Empty: no History Server.
 	HistoryServerURL string
+	// Namespaces chooses the namespaces whose applications start (--namespaces,
+	// --namespace-selector); the zero value chooses every namespace.
+	Namespaces NamespaceSelector
 }
 
 // DefaultConfig returns the settings the server starts with.

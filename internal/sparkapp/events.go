@@ -39,6 +39,8 @@ const (
 	EventSpecInvalid       = "SparkApplicationSpecInvalid"
 	EventDriverNotStarting = "SparkDriverNotStarting"
 	EventExpired           = "SparkApplicationExpired"
+	// EventNamespaceNotSelected says why an application does not start.
+	EventNamespaceNotSelected = "SparkApplicationNamespaceNotSelected"
 )
 
 // Event actions: what sparkhooks did, or saw, about the application.
@@ -195,6 +197,9 @@ func (t *transition) stateEvents() {
 		if activeStates[from] {
 			msg = fmt.Sprintf("attempt %d completed, and restartPolicy Always runs the application again once its resources are gone", a.SubmissionAttempts)
 		}
+		if c := meta.FindStatusCondition(a.Conditions, condNamespaceSelected); c != nil && c.Status == metav1.ConditionFalse {
+			msg = fmt.Sprintf("attempt %d has ended; the next one waits until the namespace is selected", a.SubmissionAttempts)
+		}
 		t.add(event.Normal, EventPendingRerun, actionRetry, msg)
 	case v1beta2.ApplicationStateSuspending:
 		if !queued {
@@ -230,5 +235,8 @@ func (t *transition) conditionEvents() {
 	}
 	if c := t.changed(condExpired); c != nil && c.Status == metav1.ConditionTrue && !t.wasTrue(condExpired) {
 		t.add(event.Normal, EventExpired, actionExpire, c.Message)
+	}
+	if c := t.changed(condNamespaceSelected); c != nil && c.Status == metav1.ConditionFalse {
+		t.add(event.Normal, EventNamespaceNotSelected, actionSubmit, c.Message)
 	}
 }

@@ -49,5 +49,6 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	if app.Labels[kueue.QueueNameLabel] != "" && metacontroller.DeclaresChild(req.Controller, kueue.APIVersion, kueue.WorkloadResource) {
 		rules = append(rules, kueue.RelatedRules()...)
 	}
+	rules = append(rules, namespaceRule(app))
 	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil
 }

@@ -338,13 +338,13 @@ func TestCustomizeAsksForFlavorsWhenQueued(t *testing.T) {
 	parent := mustJSON(t, w.app)
 	resp, err := Customize(&metacontroller.CustomizeRequest{Controller: controller, Parent: parent})
 	require.NoError(t, err)
-	require.Len(t, resp.RelatedResources, 3)
+	require.Len(t, resp.RelatedResources, 4)
 	assert.Equal(t, "resourceflavors", resp.RelatedResources[1].Resource)
 	assert.Equal(t, "priorityclasses", resp.RelatedResources[2].Resource)
 
 	resp, err = Customize(&metacontroller.CustomizeRequest{Parent: parent})
 	require.NoError(t, err)
-	assert.Len(t, resp.RelatedResources, 1, "Kueue not enabled: no Kueue kinds asked for (the cluster may not serve them)")
+	assert.Len(t, resp.RelatedResources, 2, "Kueue not enabled: no Kueue kinds asked for (the cluster may not serve them), only the executors and the Namespace")
 }
 
 // TestRecordKueueGoldens writes the request of each Kueue state, taken from the scenario's

@@ -507,11 +507,14 @@ func TestCustomizeSelectsExecutors(t *testing.T) {
 	w := newWorld(t, sparkPi)
 	resp, err := Customize(&metacontroller.CustomizeRequest{Parent: mustJSON(t, w.app)})
 	require.NoError(t, err)
-	require.Len(t, resp.RelatedResources, 1)
+	require.Len(t, resp.RelatedResources, 2)
 	rule := resp.RelatedResources[0]
 	assert.Equal(t, "pods", rule.Resource)
 	assert.Equal(t, "executor", rule.LabelSelector.MatchLabels[driver.LabelSparkRole])
 	assert.Equal(t, "spark-pi", rule.LabelSelector.MatchLabels[driver.LabelAppName])
+	// The application's own Namespace, by name: its labels decide whether the application may
+	// start (--namespace-selector); a cluster-scoped object, it reaches the v2 sync hook only.
+	assert.Equal(t, metacontroller.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", Names: []string{w.app.Namespace}}, resp.RelatedResources[1])
 }
 
 func ptr[T any](v T) *T { return &v }

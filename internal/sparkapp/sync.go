@@ -24,6 +24,27 @@ type Decision struct {
 	Submitted        bool   // a new attempt was requested
 	RestartReason    string // non-empty when an attempt was given up to run the application again
 	ValidationFailed bool   // the spec did not validate
+	// Metrics is what Kubeflow's metrics read of the decision.
+	Metrics DecisionMetrics
+}
+
+// DecisionMetrics is the part of a decision Kubeflow's metrics count: the application's
+// namespace and labels, the answered attempts, and its times.
+type DecisionMetrics struct {
+	Namespace                             string
+	Labels                                map[string]string
+	SubmissionAttempts, ExecutionAttempts int32
+	// SinceCreation is the decision's time minus the creation; Execution is the termination
+	// minus the last submission, zero while either is unset.
+	SinceCreation, Execution time.Duration
+	// EndedExecutors are the executors this decision saw end, with their Pods' labels.
+	EndedExecutors []EndedExecutor
+}
+
+// EndedExecutor is an executor whose state turned COMPLETED or FAILED in this decision.
+type EndedExecutor struct {
+	Labels map[string]string
+	Failed bool
 }
 
 // maxMessage bounds errorMessage and condition messages: the status is written on every change
@@ -42,7 +63,18 @@ func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacont
 		st := in.app.Status.AppState.State
 		return resp, Decision{From: st, To: st}, nil
 	}
+	hold, err := cfg.Namespaces.notSelected(in)
+	if err != nil {
+		return nil, Decision{}, err
+	}
+	if hold != "" && in.app.Status.AppState.State == v1beta2.ApplicationStateNew && in.app.Status.SubmissionID == "" && in.observedCount() == 0 {
+		return leftAlone(in, now, hold), Decision{}, nil
+	}
 	d := newDecider(in, now, cfg)
+	d.namespaceHold = hold
+	if hold == "" && d.condition(condNamespaceSelected) != nil {
+		d.removeCondition(condNamespaceSelected)
+	}
 	if err := d.decide(); err != nil {
 		return nil, Decision{}, err
 	}
@@ -76,6 +108,8 @@ type decider struct {
 	failReason string
 	// retry says when the next attempt starts, when this sync scheduled a retry.
 	retry string
+	// namespaceHold says why the parent's namespace is not selected; empty when it is.
+	namespaceHold string
 }
 
 func newDecider(in *input, now time.Time, cfg Config) *decider {
@@ -257,6 +291,11 @@ func (d *decider) submitWhenClear(waitState v1beta2.ApplicationStateType) {
 		d.setState(waitState, d.status.AppState.ErrorMessage)
 		return
 	}
+	if d.namespaceHold != "" && !d.nextAttemptObserved() {
+		// Restating an attempt whose driver exists starts nothing; a new one waits.
+		d.holdForNamespace(waitState)
+		return
+	}
 	d.submit()
 }
 
@@ -401,7 +440,7 @@ func (d *decider) invalidate() {
 	d.decision.RestartReason = "SpecChanged"
 	d.resetAttempts()
 	if d.in.observedCount() == 0 {
-		d.submit()
+		d.submitWhenClear(v1beta2.ApplicationStateInvalidating)
 		return
 	}
 	d.setState(v1beta2.ApplicationStateInvalidating, "")
@@ -676,6 +715,7 @@ func (d *decider) wakeAt(t time.Time) {
 
 func (d *decider) response() *metacontroller.SyncResponse {
 	d.decision.To = d.status.AppState.State
+	d.decision.Metrics = d.metrics()
 	resp := &metacontroller.SyncResponse{Status: &d.status, Children: make([]any, len(d.children))}
 	for i, obj := range d.children {
 		resp.Children[i] = driver.Wire(obj)

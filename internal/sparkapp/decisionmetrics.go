@@ -1,0 +1,40 @@
+package sparkapp
+
+import (
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+)
+
+// metrics tells what Kubeflow's metrics read of this decision. The executors that ended are
+// those whose answered state is COMPLETED or FAILED and whose observed state was not: a stale
+// sync that repeats the decision tells them again, as it tells its transition again.
+func (d *decider) metrics() DecisionMetrics {
+	m := DecisionMetrics{
+		Namespace:          d.in.app.Namespace,
+		Labels:             d.in.app.Labels,
+		SubmissionAttempts: d.status.SubmissionAttempts,
+		ExecutionAttempts:  d.status.ExecutionAttempts,
+	}
+	if created := d.in.app.CreationTimestamp.Time; !created.IsZero() {
+		m.SinceCreation = d.realNow.Sub(created)
+	}
+	if start, end := d.status.LastSubmissionAttemptTime.Time, d.status.TerminationTime.Time; !start.IsZero() && !end.IsZero() {
+		m.Execution = end.Sub(start)
+	}
+	observed := d.in.app.Status.ExecutorState
+	for name, st := range d.status.ExecutorState {
+		if (st != v1beta2.ExecutorStateCompleted && st != v1beta2.ExecutorStateFailed) || observed[name] == st {
+			continue
+		}
+		m.EndedExecutors = append(m.EndedExecutors, EndedExecutor{Labels: d.executorLabels(name), Failed: st == v1beta2.ExecutorStateFailed})
+	}
+	return m
+}
+
+func (d *decider) executorLabels(name string) map[string]string {
+	for _, pod := range d.in.execs {
+		if pod.Metadata.Name == name {
+			return pod.Metadata.Labels
+		}
+	}
+	return nil
+}
