@@ -288,16 +288,16 @@ func (c *cli) follow(ctx context.Context, cl *Clients, ns, name string) error {
 	defer func() { _ = waitStream() }()
 	onPoll := func(app *v1beta2.SparkApplication) error {
 		state := app.Status.AppState.State
-		if state != lastState && state != "" {
-			fmt.Fprintf(notes, "%s: %s\n", name, state)
-			lastState = state
-		}
 		end := terminal(state)
 		if end {
-			// The last attempt's log first, whole, then the final lines.
+			// The last attempt's log first, whole, then the final state and lines.
 			if err := waitStream(); err != nil {
 				return err
 			}
+		}
+		if state != lastState && state != "" {
+			fmt.Fprintf(notes, "%s: %s\n", name, state)
+			lastState = state
 		}
 		if streaming != nil {
 			select {
@@ -322,6 +322,9 @@ func (c *cli) follow(ctx context.Context, cl *Clients, ns, name string) error {
 			defer close(done)
 			if err := streamLog(ctx, cl, pod, containerOf(pod), true, false, logOut); err != nil {
 				fmt.Fprintf(notes, "%v\n", err)
+			}
+			if v.live != nil {
+				v.live.endLine()
 			}
 		}
 		if end {

@@ -227,7 +227,7 @@ func proxyError(src progressSource, path string, err error) error {
 	case src.kind == "history" && apierrors.IsNotFound(err):
 		return noProgress("the History Server has no such application (yet: it reads new event logs every few seconds)")
 	case apierrors.IsServiceUnavailable(err):
-		return noProgress("%s does not answer yet (%s)", what, shortError(err))
+		return noProgress("%s does not answer yet: %s", what, shortError(err))
 	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {

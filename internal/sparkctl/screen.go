@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 
 	"golang.org/x/term"
@@ -59,17 +60,21 @@ func (b *liveBlock) Write(p []byte) (int, error) {
 	return len(p), err
 }
 
-// show replaces the block.
+// show replaces the block; the same block again is not redrawn.
 func (b *liveBlock) show(lines []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.drawn > 0 && slices.Equal(lines, b.block) {
+		return
+	}
 	b.erase()
 	b.block = lines
 	b.draw()
 }
 
-// close leaves the block on screen as the last thing drawn, and prints a partial log line.
-func (b *liveBlock) close() {
+// endLine prints a partial line written so far as a line of its own: the text it belongs to
+// has ended (a log stream), and what comes next must not join it.
+func (b *liveBlock) endLine() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.partial) > 0 {
@@ -78,6 +83,13 @@ func (b *liveBlock) close() {
 		b.partial = nil
 		b.draw()
 	}
+}
+
+// close leaves the block on screen as the last thing drawn, and prints a partial line.
+func (b *liveBlock) close() {
+	b.endLine()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.drawn = 0
 }
 

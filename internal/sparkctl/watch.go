@@ -120,6 +120,8 @@ func (v *view) finish(app *v1beta2.SparkApplication, p *Progress, note string) {
 		v.live.close()
 	} else if p != nil {
 		fmt.Fprintf(v.out, "%s %s %s: %s\n", v.now().UTC().Format(time.TimeOnly), app.Name, stateOf(app), progressLine(p))
+	} else if note != "" {
+		fmt.Fprintf(v.out, "%s %s %s (%s)\n", v.now().UTC().Format(time.TimeOnly), app.Name, stateOf(app), note)
 	}
 	fmt.Fprintln(v.out, finalLine(app, p))
 	if h := historyLine(app); h != "" {
