@@ -22,7 +22,8 @@ const (
 	ExitError = 1
 	// ExitUsage: the command line is wrong (unknown flag, missing argument, bad value).
 	ExitUsage = 2
-	// ExitAppFailed: create --follow followed the application to FAILED or SUBMISSION_FAILED.
+	// ExitAppFailed: create --follow or watch followed the application to FAILED or
+	// SUBMISSION_FAILED.
 	ExitAppFailed = 3
 )
 
@@ -212,7 +213,7 @@ func newRoot(env *Env) *cobra.Command {
 
 NAME is a SparkApplication; KIND/NAME names another kind (scheduledsparkapp/NAME,
 sparkconnect/NAME). Exit codes: 0 success, 1 failure, 2 bad command line, 3 the
-application followed by create --follow failed.`,
+application followed by create --follow or watch failed.`,
 		// Runnable, as kubectl's root is, so that cobra validates its arguments: an unknown
 		// command is then a usage error, not the help text and success.
 		Args: noSubcommand,
