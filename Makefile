@@ -85,7 +85,7 @@ memload:
 ## under half): the contract suite (sandbox/e2e) under the stand-in and, when METACONTROLLER_BIN is
 ## set, under the real Metacontroller, and the kubectl spark suite. Then the Spark suites, one package
 ## at a time: their JVMs need both cores.
-REALNODE_TESTS = ^(TestSparkPi|TestPySparkPi|TestSparkConnect|TestSparkUI|TestKubectlSpark|TestPodSandbox|TestLimitsAreEnforced|TestClusterDNSAndServiceIPs|TestExecutorOOMKilled|TestFailingDriverIsRetriedThenFailed|TestDynamicAllocation|TestKubeflowSDK|TestSparkClusterRunsSparkPi|TestKueueAdmitsOneAtATime)$$
+REALNODE_TESTS = ^(TestSparkPi|TestPySparkPi|TestSparkConnect|TestSparkUI|TestKubectlSpark|TestKubectlSparkWatch|TestPodSandbox|TestLimitsAreEnforced|TestClusterDNSAndServiceIPs|TestExecutorOOMKilled|TestFailingDriverIsRetriedThenFailed|TestDynamicAllocation|TestKubeflowSDK|TestSparkClusterRunsSparkPi|TestKueueAdmitsOneAtATime)$$
 e2e: spark-images
 	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
 	export SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \

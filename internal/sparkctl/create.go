@@ -259,46 +259,83 @@ func (c *cli) createObject(ctx context.Context, cl *Clients, k kind, obj *unstru
 	return nil
 }
 
-// follow prints the driver's log of every attempt until the application ends.
+// follow prints the driver's log of every attempt, and the application's progress, until the
+// application ends. On a terminal the progress is redrawn below the log as it scrolls; elsewhere
+// the log is all of stdout, and state changes and progress lines go to stderr.
 func (c *cli) follow(ctx context.Context, cl *Clients, ns, name string) error {
+	logOut, notes := c.env.Stdout, c.env.Stderr
+	v := &view{now: c.env.Now, out: c.env.Stderr, progressOnly: true}
+	if width, ok := c.env.Terminal(c.env.Stdout); ok {
+		v.live = &liveBlock{w: c.env.Stdout, width: width}
+		v.out, logOut, notes = c.env.Stdout, v.live, v.live
+	}
 	followed := map[types.UID]bool{}
 	lastState := v1beta2.ApplicationStateType("-")
-	for {
-		app, err := getSparkApp(ctx, cl, ns, name)
-		if err != nil {
-			return err
+	// streaming is closed when the log being printed ends; nil while none is.
+	var streaming chan struct{}
+	waitStream := func() error {
+		if streaming == nil {
+			return nil
 		}
+		select {
+		case <-streaming:
+			streaming = nil
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	defer func() { _ = waitStream() }()
+	onPoll := func(app *v1beta2.SparkApplication) error {
 		state := app.Status.AppState.State
+		end := terminal(state)
+		if end {
+			// The last attempt's log first, whole, then the final state and lines.
+			if err := waitStream(); err != nil {
+				return err
+			}
+		}
 		if state != lastState && state != "" {
-			fmt.Fprintf(c.env.Stderr, "%s: %s\n", name, state)
+			fmt.Fprintf(notes, "%s: %s\n", name, state)
 			lastState = state
+		}
+		if streaming != nil {
+			select {
+			case <-streaming:
+				streaming = nil
+			default:
+				return nil
+			}
 		}
 		pod, err := getPodObject(ctx, cl, ns, driverPodName(app))
 		switch {
 		case apierrors.IsNotFound(err):
+			return nil
 		case err != nil:
 			return fmt.Errorf("reading the driver pod of %s: %w", name, err)
-		case !followed[pod.UID] && pod.DeletionTimestamp == nil && started(pod, containerOf(pod)):
-			followed[pod.UID] = true
-			if err := streamLog(ctx, cl, pod, containerOf(pod), true, false, c.env.Stdout); err != nil {
-				fmt.Fprintf(c.env.Stderr, "%v\n", err)
-			}
-			continue
+		case followed[pod.UID] || pod.DeletionTimestamp != nil || !started(pod, containerOf(pod)):
+			return nil
 		}
-		if terminal(state) {
-			if state == v1beta2.ApplicationStateCompleted {
-				return nil
+		followed[pod.UID] = true
+		done := make(chan struct{})
+		stream := func() {
+			defer close(done)
+			if err := streamLog(ctx, cl, pod, containerOf(pod), true, false, logOut); err != nil {
+				fmt.Fprintf(notes, "%v\n", err)
 			}
-			msg := fmt.Sprintf("SparkApplication %s/%s %s", ns, name, state)
-			if e := app.Status.AppState.ErrorMessage; e != "" {
-				msg += ": " + e
+			if v.live != nil {
+				v.live.endLine()
 			}
-			return &exitError{code: ExitAppFailed, msg: msg}
 		}
-		if err := c.wait(ctx); err != nil {
-			return err
+		if end {
+			stream()
+			return nil
 		}
+		streaming = done
+		go stream()
+		return nil
 	}
+	return c.watch(ctx, cl, ns, name, v, onPoll)
 }
 
 func containerOf(pod *corev1.Pod) string {

@@ -22,7 +22,8 @@ const (
 	ExitError = 1
 	// ExitUsage: the command line is wrong (unknown flag, missing argument, bad value).
 	ExitUsage = 2
-	// ExitAppFailed: create --follow followed the application to FAILED or SUBMISSION_FAILED.
+	// ExitAppFailed: create --follow or watch followed the application to FAILED or
+	// SUBMISSION_FAILED.
 	ExitAppFailed = 3
 )
 
@@ -42,6 +43,11 @@ type Env struct {
 	Stagers map[string]Stager
 	// Poll is how often waiting commands look again; 0 is one second.
 	Poll time.Duration
+	// After is the ticker of waiting commands (time.After; tests pass one they control).
+	After func(time.Duration) <-chan time.Time
+	// Terminal reports whether w is a terminal and its width, where progress is redrawn in
+	// place; nil asks the operating system.
+	Terminal func(w io.Writer) (width int, ok bool)
 	// OpenURL opens a page in the user's browser (ui --open); nil is the desktop's handler.
 	OpenURL func(string) error
 }
@@ -55,7 +61,10 @@ type ConnFlags struct {
 type Clients struct {
 	Dynamic dynamic.Interface
 	// Logs streams container logs (pods/log).
-	Logs      LogFunc
+	Logs LogFunc
+	// Proxy reaches Services through the API server (services/proxy): the Spark REST API of
+	// drivers and of the History Server.
+	Proxy     ProxyFunc
 	Config    *restclient.Config // for port forwarding
 	Namespace string
 }
@@ -88,7 +97,11 @@ func Connect(f ConnFlags) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Dynamic: dyn, Logs: logs, Config: cfg, Namespace: ns}, nil
+	proxy, err := restProxy(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Dynamic: dyn, Logs: logs, Proxy: proxy, Config: cfg, Namespace: ns}, nil
 }
 
 // usageError is a wrong command line: exit code 2.
@@ -125,6 +138,12 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	}
 	if env.Poll <= 0 {
 		env.Poll = time.Second
+	}
+	if env.After == nil {
+		env.After = time.After
+	}
+	if env.Terminal == nil {
+		env.Terminal = terminalWidth
 	}
 	if env.Stdin == nil {
 		env.Stdin = strings.NewReader("")
@@ -194,7 +213,7 @@ func newRoot(env *Env) *cobra.Command {
 
 NAME is a SparkApplication; KIND/NAME names another kind (scheduledsparkapp/NAME,
 sparkconnect/NAME). Exit codes: 0 success, 1 failure, 2 bad command line, 3 the
-application followed by create --follow failed.`,
+application followed by create --follow or watch failed.`,
 		// Runnable, as kubectl's root is, so that cobra validates its arguments: an unknown
 		// command is then a usage error, not the help text and success.
 		Args: noSubcommand,
@@ -209,7 +228,7 @@ application followed by create --follow failed.`,
 	pf.StringVar(&c.conn.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file")
 	pf.StringVar(&c.conn.Context, "context", "", "the kubeconfig context to use")
 	pf.StringVarP(&c.conn.Namespace, "namespace", "n", "", "the namespace (default: the context's)")
-	root.AddCommand(c.createCmd(), c.listCmd(), c.statusCmd(), c.eventCmd(), c.logCmd(), c.forwardCmd(), c.uiCmd(), c.deleteCmd())
+	root.AddCommand(c.createCmd(), c.listCmd(), c.statusCmd(), c.eventCmd(), c.logCmd(), c.forwardCmd(), c.uiCmd(), c.watchCmd(), c.deleteCmd())
 	return root
 }
 
@@ -229,14 +248,12 @@ func (c *cli) connect() (*Clients, error) {
 	return clients, nil
 }
 
-// wait sleeps one poll interval, or returns the context's error.
+// wait waits one poll interval, or returns the context's error.
 func (c *cli) wait(ctx context.Context) error {
-	t := time.NewTimer(c.env.Poll)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-t.C:
+	case <-c.env.After(c.env.Poll):
 		return nil
 	}
 }

@@ -34,6 +34,10 @@ type fixture struct {
 	stagers map[string]Stager
 	getenv  map[string]string
 	openURL func(string) error // the browser; nil fails the test if called
+	proxy   ProxyFunc          // the API server's service proxy; nil: none
+	// tty makes stdout a terminal of width columns.
+	tty   bool
+	width int
 }
 
 func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
@@ -76,7 +80,14 @@ func (f *fixture) run(args ...string) (stdout, stderr string, code int) {
 		Now:     func() time.Time { return now },
 		Getenv:  func(k string) string { return f.getenv[k] },
 		Stagers: f.stagers,
-		Poll:    time.Millisecond,
+		Poll:    time.Second,
+		// The ticker has always ticked: a waiting command polls again at once.
+		After: func(time.Duration) <-chan time.Time {
+			tick := make(chan time.Time, 1)
+			tick <- now
+			return tick
+		},
+		Terminal: func(io.Writer) (int, bool) { return f.width, f.tty },
 		OpenURL: func(u string) error {
 			if f.openURL == nil {
 				f.t.Errorf("opened %s in a browser unasked", u)
@@ -89,7 +100,7 @@ func (f *fixture) run(args ...string) (stdout, stderr string, code int) {
 			if ns == "" {
 				ns = "default"
 			}
-			return &Clients{Dynamic: f.dyn, Logs: f.logs, Namespace: ns}, nil
+			return &Clients{Dynamic: f.dyn, Logs: f.logs, Proxy: f.proxy, Namespace: ns}, nil
 		},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -129,7 +129,27 @@ func (c *cli) appStatus(ctx context.Context, out io.Writer, cl *Clients, app *v1
 	if !terminal(st.AppState.State) {
 		f.add("Waiting for", waitingFor(app, pod))
 	}
+	var progress *Progress
+	if st.SparkApplicationID != "" {
+		p, note, err := readProgress(ctx, cl, app)
+		if err != nil {
+			// The status is there to read even when Spark's REST API is not.
+			note = err.Error()
+		}
+		f.add("Progress", note)
+		progress = p
+	}
 	f.flush()
+	if progress != nil {
+		from := "the driver's UI"
+		if progress.Source == "history" {
+			from = "the History Server"
+		}
+		fmt.Fprintf(out, "Progress (from %s):\n", from)
+		for _, line := range alignRows("  ", progressRows(progress)) {
+			fmt.Fprintln(out, line)
+		}
+	}
 	printConditions(out, st.Conditions)
 	return nil
 }

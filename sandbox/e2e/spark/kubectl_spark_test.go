@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -200,4 +201,138 @@ func checkForward(t *testing.T, k *kubectlSpark) {
 		t.Fatalf("the Spark UI through the forwarded port %s: %v; last answer: %s\n%s", local, err, body, stderrText())
 	}
 	t.Logf("the Spark UI through kubectl spark forward: %.120s", strings.Join(strings.Fields(body), " "))
+}
+
+// groupByTest is a Spark job of several stages from the examples jar: GroupByTest counts
+// NUM_MAPPERS partitions of random pairs (job 0, one stage), then groups them by key into
+// NUM_REDUCERS partitions and counts again (job 1: a shuffle map stage and a reduce stage).
+// Many small tasks, so that its stages run for seconds on a busy machine.
+const groupByTest = `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: groupby
+spec:
+  type: Scala
+  mode: cluster
+  sparkVersion: 3.5.3
+  image: apache/spark:3.5.3
+  imagePullPolicy: IfNotPresent
+  mainClass: org.apache.spark.examples.GroupByTest
+  mainApplicationFile: local:///opt/spark/examples/jars/spark-examples_2.12-3.5.3.jar
+  # NUM_MAPPERS NUM_KVPAIRS VALUE_SIZE NUM_REDUCERS
+  arguments: ["120", "200", "100", "60"]
+  driver:
+    cores: 1
+    memory: 512m
+    serviceAccount: spark
+  executor:
+    instances: 1
+    cores: 2
+    memory: 512m
+`
+
+// stageRunning is a line of kubectl spark watch's plain output while a stage runs: the state, the
+// counts, the tasks' bar, and the stage by number and name.
+var stageRunning = regexp.MustCompile(`^\d\d:\d\d:\d\d groupby RUNNING: jobs \d+/\d+; stages \d+/\d+; tasks \[[=> ]+\] +\d+% \d+/\d+, \d+ running, \d+ failed; stage (\d+) \d+/\d+: \S+ at GroupByTest\.scala:\d+`)
+
+// TestKubectlSparkWatch runs a job of several stages and watches it with kubectl spark watch, the
+// way a user does: through the API server's service proxy to the driver's UI Service, reading
+// Spark's REST API. In plain mode (a pipe) it prints a line per change, and shows the stages
+// running with a bar before the final line; under a pseudo-terminal (script(1), when the machine
+// has it) it redraws its block in place with ANSI cursor movement. kubectl spark status shows
+// the same progress while the job runs.
+func TestKubectlSparkWatch(t *testing.T) {
+	parallelOnRealNode(t)
+	n := newNamespace(t, "kubectl-spark-watch")
+	k := newKubectlSpark(t, n)
+	data, err := forNode([]byte(groupByTest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(t.TempDir(), "groupby.yaml")
+	if err := os.WriteFile(manifest, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	k.run(t, "create", "-f", manifest)
+
+	plain := k.command("watch", "groupby")
+	stdout, err := plain.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plainErr bytes.Buffer
+	plain.Stderr = &plainErr
+	if err := plain.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = plain.Process.Kill() }()
+	// script(1) gives the watch a pseudo-terminal, and writes what it drew to stdout.
+	var tty *exec.Cmd
+	var ttyOut bytes.Buffer
+	if script, err := exec.LookPath("script"); err == nil {
+		watch := k.command("watch", "groupby")
+		tty = exec.Command(script, "--quiet", "--return", "--command", shellQuote(watch.Args), "/dev/null")
+		tty.Env, tty.Stdout, tty.Stderr = watch.Env, &ttyOut, &ttyOut
+		if err := tty.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tty.Process.Kill() }()
+	} else {
+		t.Log("no script(1) on this machine: the terminal mode is covered by the unit tests only")
+	}
+
+	var lines []string
+	stages := map[string]bool{}
+	statusChecked := false
+	scanner := bufio.NewScanner(stdout)
+	for scanner.Scan() {
+		line := scanner.Text()
+		lines = append(lines, line)
+		m := stageRunning.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		stages[m[1]] = true
+		if !statusChecked {
+			statusChecked = true
+			status := k.run(t, "status", "groupby")
+			for _, want := range []string{"Progress (from the driver's UI):", "  Tasks:", "  Executors:"} {
+				if !strings.Contains(status, want) {
+					t.Errorf("status of the running job lacks %q:\n%s", want, status)
+				}
+			}
+		}
+	}
+	if err := plain.Wait(); err != nil {
+		t.Fatalf("kubectl spark watch: %v\n%s\n%s", err, strings.Join(lines, "\n"), plainErr.String())
+	}
+	t.Logf("kubectl spark watch of GroupByTest (%s):\n%s", time.Since(begin).Round(100*time.Millisecond), strings.Join(lines, "\n"))
+	if len(stages) == 0 {
+		t.Errorf("watch never showed a running stage")
+	}
+	// The final line, then the History Server's page when the chart runs one.
+	if end := lines[max(len(lines)-2, 0):]; !slices.ContainsFunc(end, func(l string) bool { return strings.HasPrefix(l, "groupby COMPLETED") }) {
+		t.Errorf("watch did not end with the final line")
+	}
+	if tty != nil {
+		if err := tty.Wait(); err != nil {
+			t.Fatalf("kubectl spark watch under script: %v\n%q", err, ttyOut.String())
+		}
+		drawn := ttyOut.String()
+		for _, want := range []string{"A\r\x1b[J", "  Tasks:", "  Stage ", "groupby COMPLETED"} {
+			if !strings.Contains(drawn, want) {
+				t.Errorf("watch on a terminal drew no %q:\n%q", want, drawn)
+			}
+		}
+	}
+}
+
+// shellQuote is a command line for sh -c.
+func shellQuote(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(quoted, " ")
 }
