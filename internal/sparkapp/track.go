@@ -220,6 +220,20 @@ func (d *decider) minExecutors() int {
 	return int(v1beta2.DefaultExecutorInstances)
 }
 
+// executorFloor is the number of running executors below which the application has lost some it
+// still wants: executor.instances, or with dynamic allocation its minExecutors (none by default,
+// as in Spark), under which dynamic allocation never releases executors.
+func (d *decider) executorFloor() int {
+	spec := &d.spec.Spec
+	if v1beta2.DynamicAllocationEnabled(spec) {
+		if da := spec.DynamicAllocation; da != nil && da.MinExecutors != nil {
+			return int(*da.MinExecutors)
+		}
+		return 0
+	}
+	return d.minExecutors()
+}
+
 // trackExecutors refreshes executorState and the ExecutorsReady condition from the related
 // executor Pods of the current attempt. driverReady, when set, starts the executors' start-up
 // timeout; trackExecutors reports true when that timeout failed the attempt.
@@ -234,6 +248,7 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 	var counts [5]int // by executorStateIndex
 	total := 0
 	var lastFailed *podView // in executor id order, the failed executor Pod started last
+	disrupted := 0          // executor Pods not yet failed that the cluster is taking away
 	for _, pod := range d.in.execs {
 		if pod.Metadata.Labels[driver.LabelAppSelector] != appID {
 			continue
@@ -246,6 +261,8 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 		}
 		if state == v1beta2.ExecutorStateFailed {
 			lastFailed = pod
+		} else if isDisrupted(pod) {
+			disrupted++
 		}
 	}
 	// Executors that were tracked and are gone keep an entry, settled by how the application
@@ -288,7 +305,18 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 	}
 	prevCond := d.condition(condExecutorsReady)
 	if prevCond != nil && (prevCond.Status == metav1.ConditionTrue || prevCond.Reason == reasonExecutorsBelow) {
-		d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsBelow, msg, d.now)
+		// Below the floor is trouble only when executors were lost while the driver still
+		// wants them; the driver stopping its own (exit 0, dynamic allocation, its shutdown)
+		// leaves fewer running without a loss. BelowMinimum holds until the floor is back, so
+		// a lost executor's Pod, deleted by the driver before its replacement appears, does
+		// not make the loss look like a release.
+		lost := counts[executorStateIndex(v1beta2.ExecutorStateFailed)] + disrupted
+		wanted := counts[executorStateIndex(v1beta2.ExecutorStatePending)]
+		if running < d.executorFloor() && (prevCond.Reason == reasonExecutorsBelow || lost > 0 || wanted > 0) {
+			d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsBelow, msg, d.now)
+			return false
+		}
+		d.setCondition(condExecutorsReady, metav1.ConditionTrue, reasonExecutorsReleased, msg+"; the driver stopped the others", d.now)
 		return false
 	}
 	d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsStarting, msg, d.now)

@@ -303,18 +303,24 @@ func (w *world) driverExited(code int32, reason string) {
 // addExecutors creates n executor Pods of the current attempt in the given phase.
 func (w *world) addExecutors(n int, phase corev1.PodPhase) {
 	w.t.Helper()
+	for i := 1; i <= n; i++ {
+		w.addExecutor(i, phase)
+	}
+}
+
+// addExecutor creates the executor Pod with Spark's executor id of the current attempt.
+func (w *world) addExecutor(id int, phase corev1.PodPhase) {
+	w.t.Helper()
 	appID := w.app.Status.SparkApplicationID
 	require.NotEmpty(w.t, appID)
-	for i := 1; i <= n; i++ {
-		name := fmt.Sprintf("%s-exec-%d", w.app.Name, i)
-		w.execs[name] = map[string]any{
-			"apiVersion": "v1", "kind": "Pod",
-			"metadata": map[string]any{"name": name, "namespace": w.app.Namespace, "labels": map[string]any{
-				driver.LabelSparkRole: "executor", driver.LabelAppSelector: appID, "spark-exec-id": fmt.Sprint(i),
-				driver.LabelAppName: w.app.Name,
-			}},
-			"status": map[string]any{"phase": string(phase)},
-		}
+	name := fmt.Sprintf("%s-exec-%d", w.app.Name, id)
+	w.execs[name] = map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": name, "namespace": w.app.Namespace, "labels": map[string]any{
+			driver.LabelSparkRole: "executor", driver.LabelAppSelector: appID, "spark-exec-id": fmt.Sprint(id),
+			driver.LabelAppName: w.app.Name,
+		}},
+		"status": map[string]any{"phase": string(phase)},
 	}
 }
 
