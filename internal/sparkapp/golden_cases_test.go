@@ -322,6 +322,7 @@ func goldenCases() []goldenCase {
 func TestGoldenCases(t *testing.T) {
 	cases := append(goldenCases(), edgeCases()...)
 	cases = append(cases, safetyCases()...)
+	cases = append(cases, refusalCases()...)
 	cases = append(cases, exampleCases(t)...)
 	for _, gc := range cases {
 		hook := gc.hook

@@ -69,6 +69,15 @@ func (d *decider) currentDriver() *podView {
 func (d *decider) driverAbsent() {
 	notStarted := d.status.AppState.State == v1beta2.ApplicationStateSubmitted
 	if notStarted {
+		if objs := d.currentObjects(); objs != nil {
+			if r := d.predictRefusal(objs.DriverPod); r != nil {
+				if !d.now.Before(r.from) {
+					d.refuseSubmission(r)
+					return
+				}
+				d.wakeAt(r.from)
+			}
+		}
 		if due := d.status.LastSubmissionAttemptTime.Add(d.cfg.SubmissionGrace); d.now.Before(due) {
 			d.activeChildren(true)
 			d.wakeAt(due)
@@ -92,8 +101,8 @@ func (d *decider) driverAbsent() {
 	}
 	if notStarted {
 		d.status.ExecutionAttempts = max(d.status.ExecutionAttempts-1, 0)
-		msg := fmt.Sprintf("driver Pod %s was not created, or was removed before it started, within %s of the submission; look for quota, LimitRange or admission webhook errors in the events of namespace %s",
-			d.status.DriverInfo.PodName, d.cfg.SubmissionGrace, d.in.app.Namespace)
+		msg := fmt.Sprintf("driver Pod %s was not created, or was removed before it started, within %s of the submission; what the hooks cannot see may have refused it: %s (look for Metacontroller's SyncError events on the SparkApplication and the events of namespace %s)",
+			d.status.DriverInfo.PodName, d.cfg.SubmissionGrace, d.unseenCauses(), d.in.app.Namespace)
 		d.setState(v1beta2.ApplicationStateFailedSubmission, msg)
 		d.setCondition(condDriverRequested, metav1.ConditionFalse, ReasonDriverNotCreated, msg, d.now)
 		d.submissionFailed()

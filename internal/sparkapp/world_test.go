@@ -33,10 +33,12 @@ type world struct {
 	children map[string]map[string]map[string]any // key → name → object
 	execs    map[string]map[string]any            // related executor Pods
 	related  map[string]map[string]map[string]any // other related objects: key → name → object
-	uids     int
-	syncs    int
-	last     *metacontroller.SyncResponse
-	lastErr  error
+	// controller is the CompositeController the requests carry, none by default.
+	controller json.RawMessage
+	uids       int
+	syncs      int
+	last       *metacontroller.SyncResponse
+	lastErr    error
 	// events are the Events of every answered sync, in order.
 	events  []event.Event
 	created []string // "Kind/name" in creation order
@@ -87,7 +89,7 @@ func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
 		w.specEdit(obj["spec"].(map[string]any))
 		parent = mustJSON(w.t, obj)
 	}
-	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
+	req := &metacontroller.SyncRequest{Controller: w.controller, Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
 		Related: metacontroller.ChildMap{keyPod: {}}}
 	for key, objs := range w.children {
 		req.Children[key] = map[string]json.RawMessage{}
