@@ -123,3 +123,26 @@ func TestAdmissionRulesAskOnceForPriorityClasses(t *testing.T) {
 	}
 	assert.Equal(t, 1, classes)
 }
+
+// TestExamplesUnderPodSecurity judges every example's driver as the API server's PodSecurity
+// admission does in the end-to-end suite's TestPodSecurity (a dry run of the same Pods): all
+// pass baseline, and only the restricted example passes restricted.
+func TestExamplesUnderPodSecurity(t *testing.T) {
+	for _, ex := range exampleCases(t) {
+		for _, level := range []string{"baseline", "restricted"} {
+			t.Run(ex.name+"/"+level, func(t *testing.T) {
+				w := ex.setup(t)
+				admissionSeen(time.Minute, map[string]string{"pod-security.kubernetes.io/enforce": level}, []string{"spark", "default"})(w)
+				require.NoError(t, w.sync())
+				refused := w.state() != v1beta2.ApplicationStateSubmitted
+				want := level == "restricted" && ex.name != "example-spark-pi-restricted"
+				assert.Equal(t, want, refused, "%s under %s: %s %s", ex.name, level, w.state(), w.app.Status.AppState.ErrorMessage)
+				if refused {
+					c := condition(w, condDriverRequested)
+					require.NotNil(t, c)
+					assert.Equal(t, ReasonPodSecurity, c.Reason, c.Message)
+				}
+			})
+		}
+	}
+}
