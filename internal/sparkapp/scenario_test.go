@@ -507,7 +507,8 @@ func TestCustomizeSelectsExecutors(t *testing.T) {
 	w := newWorld(t, sparkPi)
 	resp, err := Customize(&metacontroller.CustomizeRequest{Parent: mustJSON(t, w.app)})
 	require.NoError(t, err)
-	require.Len(t, resp.RelatedResources, 1)
+	require.Equal(t, admissionRules(w.app.Namespace, resp.RelatedResources[:1]), resp.RelatedResources[1:],
+		"the executors first, then what the driver's admission reads")
 	rule := resp.RelatedResources[0]
 	assert.Equal(t, "pods", rule.Resource)
 	assert.Equal(t, "executor", rule.LabelSelector.MatchLabels[driver.LabelSparkRole])
