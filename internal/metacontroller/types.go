@@ -209,3 +209,20 @@ func DeclaresChild(controller json.RawMessage, apiVersion, resource string) bool
 	}
 	return false
 }
+
+// HookVersion is the version of a hook ("sync", "finalize", "customize") of the
+// CompositeController a hook request carries: "v2" when the registration says so, "v1"
+// (Metacontroller's default) otherwise, a request without its controller included.
+func HookVersion(controller json.RawMessage, hook string) string {
+	var cc struct {
+		Spec struct {
+			Hooks map[string]struct {
+				Version string `json:"version"`
+			} `json:"hooks"`
+		} `json:"spec"`
+	}
+	if len(controller) == 0 || json.Unmarshal(controller, &cc) != nil || cc.Spec.Hooks[hook].Version != "v2" {
+		return "v1"
+	}
+	return "v2"
+}

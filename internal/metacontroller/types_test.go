@@ -164,3 +164,23 @@ func nilIfEmpty(s []string) []string {
 	}
 	return s
 }
+
+func TestHookVersion(t *testing.T) {
+	registration := json.RawMessage(`{"spec": {"hooks": {"sync": {"version": "v2"}, "finalize": {"version": "v1"}, "customize": {}}}}`)
+	for _, tc := range []struct {
+		name       string
+		controller json.RawMessage
+		hook, want string
+	}{
+		{"v2 as registered", registration, "sync", "v2"},
+		{"v1 as registered", registration, "finalize", "v1"},
+		{"no version: Metacontroller's default", registration, "customize", "v1"},
+		{"hook not registered", registration, "other", "v1"},
+		{"no controller in the request", nil, "sync", "v1"},
+		{"controller not an object", json.RawMessage(`"cc"`), "sync", "v1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, HookVersion(tc.controller, tc.hook))
+		})
+	}
+}

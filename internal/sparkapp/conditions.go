@@ -35,6 +35,7 @@ const (
 	reasonBuildFailed       = "BuildFailed"
 	reasonExecutorsStarting = "Starting"
 	reasonExecutorsBelow    = "BelowMinimum"
+	reasonExecutorsReleased = "Released"
 	reasonAttemptEnded      = "AttemptEnded"
 	reasonRetryScheduled    = "RetryScheduled"
 )

@@ -31,7 +31,8 @@ func finalize(in *input) *metacontroller.SyncResponse {
 }
 
 // Customize is the customize hook: it asks Metacontroller to send the application's executor
-// Pods, which the driver creates and owns, along with every sync.
+// Pods, which the driver creates and owns, along with every sync, and what the driver Pod's
+// admission reads (admissionRules).
 func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
 	if req == nil {
 		return nil, requestErrorf("empty request")
@@ -50,5 +51,6 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 		rules = append(rules, kueue.RelatedRules()...)
 	}
 	rules = append(rules, namespaceRule(app))
+	rules = append(rules, admissionRules(app.Namespace, rules)...)
 	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil
 }

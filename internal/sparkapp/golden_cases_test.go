@@ -45,6 +45,15 @@ func runningFrom(base func(t *testing.T) *world, executors int) func(t *testing.
 	}
 }
 
+// fromExample starts a world from a SparkApplication of examples/.
+func fromExample(name string) func(t *testing.T) *world {
+	return func(t *testing.T) *world {
+		doc, err := os.ReadFile(filepath.Join("..", "..", "examples", name+".yaml"))
+		require.NoError(t, err)
+		return newWorld(t, string(doc))
+	}
+}
+
 func then(base func(t *testing.T) *world, step func(w *world)) func(t *testing.T) *world {
 	return func(t *testing.T) *world {
 		w := base(t)
@@ -153,7 +162,21 @@ func goldenCases() []goldenCase {
 		{name: "new-spec-does-not-decode", setup: then(fresh(sparkPi), func(w *world) { w.specEdit = driverContainersString })},
 		{name: "driver-started", setup: then(fresh(sparkPi), func(w *world) { w.settle(); w.advance(4 * time.Second); w.driverRunning(true) })},
 		{name: "running-with-executors", setup: running(sparkPi, 2)},
-		{name: "running-executor-lost", setup: then(running(sparkPi, 2), func(w *world) { delete(w.execs, "spark-pi-exec-2") })},
+		// An executor lost while the driver wants it: the driver asks for a replacement at once.
+		{name: "running-executor-lost", setup: then(running(sparkPi, 2), func(w *world) {
+			delete(w.execs, "spark-pi-exec-2")
+			w.addExecutor(3, corev1.PodPending)
+		})},
+		// Executors the driver stopped are not lost: its shutdown (exit 0, then their Pods
+		// deleted) tells no Warning, nor does dynamic allocation releasing idle ones.
+		{name: "running-executors-stopped-by-driver", setup: then(running(sparkPi, 2), func(w *world) {
+			w.execs["spark-pi-exec-1"]["status"] = map[string]any{"phase": "Succeeded"}
+		})},
+		{name: "running-executor-released", setup: then(running(sparkPi, 2), func(w *world) { delete(w.execs, "spark-pi-exec-2") })},
+		{name: "running-dynamic-allocation-released", setup: then(runningFrom(fromExample("spark-pi-dynamic-allocation"), 2), func(w *world) {
+			delete(w.execs, "spark-pi-dynamic-allocation-exec-1")
+			w.execs["spark-pi-dynamic-allocation-exec-2"]["status"] = map[string]any{"phase": "Succeeded"}
+		})},
 		{name: "completed", setup: then(running(sparkPi, 2), func(w *world) { w.driverExited(0, "Completed") })},
 		// A real kubelet reports the Pod Succeeded only once it has stopped the Pod's sandbox,
 		// seconds after the container exited on a busy node: the attempt is decided over from the
@@ -299,6 +322,7 @@ func goldenCases() []goldenCase {
 func TestGoldenCases(t *testing.T) {
 	cases := append(goldenCases(), edgeCases()...)
 	cases = append(cases, safetyCases()...)
+	cases = append(cases, refusalCases()...)
 	cases = append(cases, exampleCases(t)...)
 	for _, gc := range cases {
 		hook := gc.hook

@@ -385,6 +385,18 @@ func mutations(req map[string]any) []mutation {
 	add("configmaps-gone", func(r map[string]any) { obj(r, "children")["ConfigMap.v1"] = map[string]any{} })
 	add("related-null", func(r map[string]any) { obj(obj(r, "related"), "Pod.v1")["ghost"] = nil })
 	add("related-gone", func(r map[string]any) { delete(r, "related") })
+	// What admission refuses, seen among the related objects of a v2 sync request: no
+	// ServiceAccount at all, and a namespace that enforces restricted.
+	add("service-accounts-gone", func(r map[string]any) {
+		r["controller"] = json.RawMessage(v2Sync)
+		obj(r, "related")[keyServiceAccount] = map[string]any{}
+	})
+	add("namespace-restricted", func(r map[string]any) {
+		r["controller"] = json.RawMessage(v2Sync)
+		ns, _ := meta(r)["namespace"].(string)
+		obj(r, "related")[keyNamespace] = map[string]any{ns: map[string]any{"apiVersion": "v1", "kind": "Namespace",
+			"metadata": map[string]any{"name": ns, "labels": map[string]any{"pod-security.kubernetes.io/enforce": "restricted"}}}}
+	})
 
 	for _, shift := range []time.Duration{time.Minute, time.Hour, 24 * time.Hour, 11 * 365 * 24 * time.Hour, -time.Hour} {
 		ms = append(ms, mutation{name: "now" + shift.String(), apply: func(map[string]any) {}, shift: shift})

@@ -32,9 +32,13 @@ const (
 	ReasonContainerConfig     = "CreateContainerConfigError"
 	ReasonDriverMissing       = "DriverPodMissing"
 	ReasonDriverNotCreated    = "DriverPodNotCreated"
-	ReasonDriverStartTimeout  = "DriverStartTimedOut"
-	ReasonDriverReadyTimeout  = "DriverReadyTimedOut"
-	ReasonExecutorsTimeout    = "ExecutorsStartTimedOut"
+	// What admission refuses about a driver Pod, seen before it is asked for.
+	ReasonServiceAccountNotFound = "ServiceAccountNotFound"
+	ReasonPriorityClassNotFound  = "PriorityClassNotFound"
+	ReasonPodSecurity            = "PodSecurityViolation"
+	ReasonDriverStartTimeout     = "DriverStartTimedOut"
+	ReasonDriverReadyTimeout     = "DriverReadyTimedOut"
+	ReasonExecutorsTimeout       = "ExecutorsStartTimedOut"
 )
 
 // driverObservation is what the driver Pod says about the attempt.

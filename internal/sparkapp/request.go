@@ -82,7 +82,10 @@ type input struct {
 	drivers []*podView
 	execs   []*podView // related executor Pods of any attempt, sorted by executor id
 	related metacontroller.ChildMap
-	queue   *queue // nil unless the application is queued with Kueue
+	// clusterRelated is true when the request carries cluster-scoped related objects: a v2 sync
+	// hook's does, a v1 one's of a namespaced parent leaves them out.
+	clusterRelated bool
+	queue          *queue // nil unless the application is queued with Kueue
 }
 
 // decodeParent reads the parent. A spec that does not decode is the user's error, reported in
@@ -120,7 +123,8 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if err := req.TidyObserved(app.Namespace); err != nil {
 		return nil, err
 	}
-	in := &input{app: app, specErrs: specErrs, children: req.Children, related: req.Related}
+	in := &input{app: app, specErrs: specErrs, children: req.Children, related: req.Related,
+		clusterRelated: metacontroller.HookVersion(req.Controller, "sync") == "v2"}
 	if in.queue, err = newQueue(in); err != nil {
 		return nil, err
 	}

@@ -507,7 +507,10 @@ func TestCustomizeSelectsExecutors(t *testing.T) {
 	w := newWorld(t, sparkPi)
 	resp, err := Customize(&metacontroller.CustomizeRequest{Parent: mustJSON(t, w.app)})
 	require.NoError(t, err)
-	require.Len(t, resp.RelatedResources, 2)
+	require.Len(t, resp.RelatedResources, 4)
+	assert.Equal(t, namespaceRule(w.app), resp.RelatedResources[1], "the executors, then the Namespace")
+	require.Equal(t, admissionRules(w.app.Namespace, resp.RelatedResources[:2]), resp.RelatedResources[2:],
+		"then the rest of what the driver's admission reads")
 	rule := resp.RelatedResources[0]
 	assert.Equal(t, "pods", rule.Resource)
 	assert.Equal(t, "executor", rule.LabelSelector.MatchLabels[driver.LabelSparkRole])

@@ -361,6 +361,13 @@ func (d *decider) submit() {
 	d.driverNotStarted()
 	d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsStarting, "waiting for the driver", d.now)
 
+	if r := d.predictRefusal(objs.DriverPod); r != nil {
+		if !d.now.Before(r.from) {
+			d.refuseSubmission(r)
+			return
+		}
+		d.wakeAt(r.from) // asked for all the same: the related objects' cache may lag
+	}
 	d.children = objs.List()
 	d.wakeAt(d.now.Add(d.cfg.SubmissionGrace))
 	if t := d.timeouts().DriverStartSeconds; t != nil {

@@ -69,6 +69,15 @@ func (d *decider) currentDriver() *podView {
 func (d *decider) driverAbsent() {
 	notStarted := d.status.AppState.State == v1beta2.ApplicationStateSubmitted
 	if notStarted {
+		if objs := d.currentObjects(); objs != nil {
+			if r := d.predictRefusal(objs.DriverPod); r != nil {
+				if !d.now.Before(r.from) {
+					d.refuseSubmission(r)
+					return
+				}
+				d.wakeAt(r.from)
+			}
+		}
 		if due := d.status.LastSubmissionAttemptTime.Add(d.cfg.SubmissionGrace); d.now.Before(due) {
 			d.activeChildren(true)
 			d.wakeAt(due)
@@ -92,8 +101,8 @@ func (d *decider) driverAbsent() {
 	}
 	if notStarted {
 		d.status.ExecutionAttempts = max(d.status.ExecutionAttempts-1, 0)
-		msg := fmt.Sprintf("driver Pod %s was not created, or was removed before it started, within %s of the submission; look for quota, LimitRange or admission webhook errors in the events of namespace %s",
-			d.status.DriverInfo.PodName, d.cfg.SubmissionGrace, d.in.app.Namespace)
+		msg := fmt.Sprintf("driver Pod %s was not created, or was removed before it started, within %s of the submission; what the hooks cannot see may have refused it: %s (look for Metacontroller's SyncError events on the SparkApplication and the events of namespace %s)",
+			d.status.DriverInfo.PodName, d.cfg.SubmissionGrace, d.unseenCauses(), d.in.app.Namespace)
 		d.setState(v1beta2.ApplicationStateFailedSubmission, msg)
 		d.setCondition(condDriverRequested, metav1.ConditionFalse, ReasonDriverNotCreated, msg, d.now)
 		d.submissionFailed()
@@ -220,6 +229,20 @@ func (d *decider) minExecutors() int {
 	return int(v1beta2.DefaultExecutorInstances)
 }
 
+// executorFloor is the number of running executors below which the application has lost some it
+// still wants: executor.instances, or with dynamic allocation its minExecutors (none by default,
+// as in Spark), under which dynamic allocation never releases executors.
+func (d *decider) executorFloor() int {
+	spec := &d.spec.Spec
+	if v1beta2.DynamicAllocationEnabled(spec) {
+		if da := spec.DynamicAllocation; da != nil && da.MinExecutors != nil {
+			return int(*da.MinExecutors)
+		}
+		return 0
+	}
+	return d.minExecutors()
+}
+
 // trackExecutors refreshes executorState and the ExecutorsReady condition from the related
 // executor Pods of the current attempt. driverReady, when set, starts the executors' start-up
 // timeout; trackExecutors reports true when that timeout failed the attempt.
@@ -234,6 +257,7 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 	var counts [5]int // by executorStateIndex
 	total := 0
 	var lastFailed *podView // in executor id order, the failed executor Pod started last
+	disrupted := 0          // executor Pods not yet failed that the cluster is taking away
 	for _, pod := range d.in.execs {
 		if pod.Metadata.Labels[driver.LabelAppSelector] != appID {
 			continue
@@ -246,6 +270,8 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 		}
 		if state == v1beta2.ExecutorStateFailed {
 			lastFailed = pod
+		} else if isDisrupted(pod) {
+			disrupted++
 		}
 	}
 	// Executors that were tracked and are gone keep an entry, settled by how the application
@@ -288,7 +314,18 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 	}
 	prevCond := d.condition(condExecutorsReady)
 	if prevCond != nil && (prevCond.Status == metav1.ConditionTrue || prevCond.Reason == reasonExecutorsBelow) {
-		d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsBelow, msg, d.now)
+		// Below the floor is trouble only when executors were lost while the driver still
+		// wants them; the driver stopping its own (exit 0, dynamic allocation, its shutdown)
+		// leaves fewer running without a loss. BelowMinimum holds until the floor is back, so
+		// a lost executor's Pod, deleted by the driver before its replacement appears, does
+		// not make the loss look like a release.
+		lost := counts[executorStateIndex(v1beta2.ExecutorStateFailed)] + disrupted
+		wanted := counts[executorStateIndex(v1beta2.ExecutorStatePending)]
+		if running < d.executorFloor() && (prevCond.Reason == reasonExecutorsBelow || lost > 0 || wanted > 0) {
+			d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsBelow, msg, d.now)
+			return false
+		}
+		d.setCondition(condExecutorsReady, metav1.ConditionTrue, reasonExecutorsReleased, msg+"; the driver stopped the others", d.now)
 		return false
 	}
 	d.setCondition(condExecutorsReady, metav1.ConditionFalse, reasonExecutorsStarting, msg, d.now)

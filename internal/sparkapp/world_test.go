@@ -33,10 +33,12 @@ type world struct {
 	children map[string]map[string]map[string]any // key → name → object
 	execs    map[string]map[string]any            // related executor Pods
 	related  map[string]map[string]map[string]any // other related objects: key → name → object
-	uids     int
-	syncs    int
-	last     *metacontroller.SyncResponse
-	lastErr  error
+	// controller is the CompositeController the requests carry, none by default.
+	controller json.RawMessage
+	uids       int
+	syncs      int
+	last       *metacontroller.SyncResponse
+	lastErr    error
 	// events are the Events of every answered sync, in order.
 	events  []event.Event
 	created []string // "Kind/name" in creation order
@@ -87,7 +89,7 @@ func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
 		w.specEdit(obj["spec"].(map[string]any))
 		parent = mustJSON(w.t, obj)
 	}
-	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
+	req := &metacontroller.SyncRequest{Controller: w.controller, Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
 		Related: metacontroller.ChildMap{keyPod: {}}}
 	for key, objs := range w.children {
 		req.Children[key] = map[string]json.RawMessage{}
@@ -303,18 +305,24 @@ func (w *world) driverExited(code int32, reason string) {
 // addExecutors creates n executor Pods of the current attempt in the given phase.
 func (w *world) addExecutors(n int, phase corev1.PodPhase) {
 	w.t.Helper()
+	for i := 1; i <= n; i++ {
+		w.addExecutor(i, phase)
+	}
+}
+
+// addExecutor creates the executor Pod with Spark's executor id of the current attempt.
+func (w *world) addExecutor(id int, phase corev1.PodPhase) {
+	w.t.Helper()
 	appID := w.app.Status.SparkApplicationID
 	require.NotEmpty(w.t, appID)
-	for i := 1; i <= n; i++ {
-		name := fmt.Sprintf("%s-exec-%d", w.app.Name, i)
-		w.execs[name] = map[string]any{
-			"apiVersion": "v1", "kind": "Pod",
-			"metadata": map[string]any{"name": name, "namespace": w.app.Namespace, "labels": map[string]any{
-				driver.LabelSparkRole: "executor", driver.LabelAppSelector: appID, "spark-exec-id": fmt.Sprint(i),
-				driver.LabelAppName: w.app.Name,
-			}},
-			"status": map[string]any{"phase": string(phase)},
-		}
+	name := fmt.Sprintf("%s-exec-%d", w.app.Name, id)
+	w.execs[name] = map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": name, "namespace": w.app.Namespace, "labels": map[string]any{
+			driver.LabelSparkRole: "executor", driver.LabelAppSelector: appID, "spark-exec-id": fmt.Sprint(id),
+			driver.LabelAppName: w.app.Name,
+		}},
+		"status": map[string]any{"phase": string(phase)},
 	}
 }
 

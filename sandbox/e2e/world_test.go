@@ -158,8 +158,14 @@ const sparkServiceAccount = "spark"
 // createNamespace creates a namespace with a random suffix and returns its name.
 func createNamespace(t *testing.T, client kubernetes.Interface, prefix string) string {
 	t.Helper()
+	return createLabelledNamespace(t, client, prefix, nil)
+}
+
+// createLabelledNamespace creates a namespace with labels and a random suffix and returns its name.
+func createLabelledNamespace(t *testing.T, client kubernetes.Interface, prefix string, labels map[string]string) string {
+	t.Helper()
 	name := prefix + "-" + rand.String(5)
-	_, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	_, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
 	require.NoError(t, err, "creating namespace %s", name)
 	return name
 }
@@ -172,8 +178,14 @@ func createNamespace(t *testing.T, client kubernetes.Interface, prefix string) s
 // default account, which admission needs for Pods that name none.
 func createTeamNamespace(t *testing.T, client kubernetes.Interface, prefix string) string {
 	t.Helper()
+	return createLabelledTeamNamespace(t, client, prefix, nil)
+}
+
+// createLabelledTeamNamespace is createTeamNamespace with labels on the namespace from its creation.
+func createLabelledTeamNamespace(t *testing.T, client kubernetes.Interface, prefix string, labels map[string]string) string {
+	t.Helper()
 	ctx := context.Background()
-	name := createNamespace(t, client, prefix)
+	name := createLabelledNamespace(t, client, prefix, labels)
 	_, err := client.CoreV1().ServiceAccounts(name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sparkServiceAccount}}, metav1.CreateOptions{})
 	require.NoError(t, err, "creating the ServiceAccount %s/%s", name, sparkServiceAccount)
 	require.NoError(t, wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {

@@ -31,7 +31,7 @@ func TestPySparkPi(t *testing.T) {
 			parallelOnRealNode(t)
 			n := newNamespace(t, "pyspark")
 			n.applyExample(tc.example)
-			app := n.waitAppState(tc.app, "COMPLETED", appTimeout)
+			app := n.waitCompleted(tc.app, appTimeout)
 			driver := nestedString(app, "status", "driverInfo", "podName")
 			log := n.logs(driver, "")
 			if !strings.Contains(log, "Pi is roughly 3.1") {

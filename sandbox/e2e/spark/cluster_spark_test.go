@@ -68,7 +68,7 @@ func TestSparkClusterRunsSparkPi(t *testing.T) {
 	}
 
 	n.applyExample("spark-pi-on-cluster.yaml")
-	app := n.waitAppState("spark-pi-on-cluster", "COMPLETED", appTimeout)
+	app := n.waitCompleted("spark-pi-on-cluster", appTimeout)
 	driver := nestedString(app, "status", "driverInfo", "podName")
 	log := n.logs(driver, "")
 	if !strings.Contains(log, "Pi is roughly 3.1") {

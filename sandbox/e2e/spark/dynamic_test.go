@@ -23,7 +23,7 @@ func TestDynamicAllocation(t *testing.T) {
 		spec["executor"].(map[string]any)["memory"] = "512m"
 		spec["dynamicAllocation"].(map[string]any)["maxExecutors"] = int64(most)
 	})
-	done := n.waitAppState(app, "COMPLETED", appTimeout, executors.observe)
+	done := n.waitCompleted(app, appTimeout, executors.observe)
 
 	driver := nestedString(done, "status", "driverInfo", "podName")
 	log := n.logs(driver, "")

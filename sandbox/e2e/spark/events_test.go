@@ -31,6 +31,7 @@ func TestEventsTellTheStory(t *testing.T) {
 			{corev1.EventTypeNormal, "SparkDriverRunning", ""},
 			{corev1.EventTypeNormal, "SparkApplicationCompleted", ""},
 		})
+		n.requireNoWarnings(t, "spark-pi-spark4")
 		describe, err := n.kubectl("describe", "sparkapplication", "spark-pi-spark4")
 		if err != nil {
 			t.Fatalf("kubectl describe: %v: %s", err, describe)
@@ -122,6 +123,27 @@ spec:
 }
 
 type wantEvent struct{ eventType, reason, inNote string }
+
+// waitCompleted waits for an application to complete and checks that it told no Warning Event:
+// a run that goes as planned, executors stopped by the driver included, gives an alert on
+// Warnings nothing to page for.
+func (n *namespace) waitCompleted(name string, timeout time.Duration, observers ...func()) *unstructured.Unstructured {
+	n.t.Helper()
+	app := n.waitAppState(name, "COMPLETED", timeout, observers...)
+	n.requireNoWarnings(n.t, name)
+	return app
+}
+
+// requireNoWarnings fails t when sparkhooks told a Warning about a completed application. It
+// reads the Events once the completion's own is recorded: the recorder sends them in order.
+func (n *namespace) requireNoWarnings(t *testing.T, app string) {
+	t.Helper()
+	for _, e := range n.requireEvents(t, app, []wantEvent{{corev1.EventTypeNormal, "SparkApplicationCompleted", ""}}) {
+		if e.Type == corev1.EventTypeWarning {
+			t.Errorf("%s completed, yet sparkhooks told a Warning: %s: %s", app, e.Reason, e.Note)
+		}
+	}
+}
 
 // kubectlWait runs `kubectl wait --for=<for>` on obj, as a user or a pipeline waits.
 func (n *namespace) kubectlWait(t *testing.T, obj, waitFor string, timeout time.Duration) {

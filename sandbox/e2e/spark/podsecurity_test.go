@@ -167,7 +167,7 @@ func examplePods(file string) ([]*corev1.Pod, error) {
 func TestRestrictedNamespaceRunsSparkPi(t *testing.T) {
 	n := newNamespaceWithLabels(t, "restricted", map[string]string{podSecurityEnforce: "restricted"})
 	n.applyExample("spark-pi-restricted.yaml")
-	n.waitAppState("spark-pi-restricted", "COMPLETED", 4*time.Minute)
+	n.waitCompleted("spark-pi-restricted", 4*time.Minute)
 	if log := n.logs("spark-pi-restricted-driver", ""); !strings.Contains(log, "Pi is roughly 3.1") {
 		t.Errorf("no Pi line in the driver's log:\n%s", tail(log, 20))
 	}

@@ -93,7 +93,7 @@ func TestSparkPi(t *testing.T) {
 			n := newNamespace(t, "pi")
 			executors := newExecutorRecorder(n, tc.app)
 			n.applyExample(tc.example)
-			app := n.waitAppState(tc.app, "COMPLETED", appTimeout, executors.observe)
+			app := n.waitCompleted(tc.app, appTimeout, executors.observe)
 
 			driverName := nestedString(app, "status", "driverInfo", "podName")
 			log := n.logs(driverName, "")
