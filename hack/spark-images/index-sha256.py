@@ -27,7 +27,10 @@ def main(version):
         best = finder.find_best_candidate(
             "pyspark", SpecifierSet("==" + version)).best_candidate
     if best is None or str(best.version) != version:
-        print("the package index has no pyspark==%s sdist" % version, file=sys.stderr)
+        # pip's finder treats an unreachable index as an empty one: say both.
+        print("the package index has no pyspark==%s sdist (or pip could not reach the index:"
+              " no network, or the index, mirror or proxy of your pip configuration is down)"
+              % version, file=sys.stderr)
         return 2
     link = best.link
     if link.hash_name != "sha256" or not link.hash:
