@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # The sparkhooks image: one static binary on distroless, running as non-root with nothing to write.
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t ghcr.io/sparkhooks/sparkhooks .
-# (make image does this.)
+# (make image-docker does this.) make image builds the same image with no Docker engine
+# (hack/image); hack/image/image_test.go reads this file's final stage (base, USER, ENTRYPOINT, CMD,
+# EXPOSE, COPY) and fails when it and hack/image disagree: change both together.
 
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 ARG TARGETOS

@@ -10,7 +10,7 @@ E2EFLAGS       ?=
 METACONTROLLER_BIN ?= $(wildcard $(CURDIR)/../shared/metacontroller/v4.17.2/metacontroller)
 export METACONTROLLER_BIN
 
-.PHONY: run test bench lint generate build krew image chart-check e2e memload spark-images kueue gateway-api kube helm test-fixtures node
+.PHONY: run test bench lint generate build krew image image-push image-docker chart-check e2e memload spark-images kueue gateway-api kube helm test-fixtures node
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
@@ -24,10 +24,12 @@ run:
 	bin/sparkhooks-local --kube-bin-dir "$$(hack/kube/build.sh)" --helm "$$(hack/helm/build.sh)" \
 		$(if $(filter containerd,$(NODE)),--real-node "$$(hack/node/build.sh)") $(RUNFLAGS)
 
-## test: unit, golden, schema and fuzz-seed tests of the operator and of the sandbox (its own module)
+## test: unit, golden, schema and fuzz-seed tests of the operator, of the sandbox and of the image
+## builder (modules of their own)
 test:
 	$(GO) test ./...
 	cd sandbox && $(GO) test ./...
+	cd hack/image && $(GO) test ./...
 
 ## bench: every benchmark with allocation figures
 bench:
@@ -42,6 +44,7 @@ lint:
 	hack/check-registry-hosts.sh
 	$(GO) vet ./...
 	cd sandbox && $(GO) vet -tags e2e ./...
+	cd hack/image && $(GO) vet ./...
 	cd sandbox && $(GO) run ./hack/buildversions ..:./cmd/sparkhooks .:./cmd/sparkhooks-local ../hack/kube:./cmd/kube,helm.sh/helm/v4/cmd/helm
 
 ## generate: deepcopy functions and CRDs from the Go types (crds/crds_test.go fails on drift)
@@ -60,8 +63,20 @@ build:
 krew: build
 	VERSION=$(VERSION) hack/krew.sh
 
-## image: the container image (needs a Docker engine; CI has none)
+## image: the container image, with no Docker engine (hack/image/build.sh): the static binaries over
+## CA certificates, tzdata and the nonroot user (65532) from pinned Debian packages, as an OCI image
+## layout in bin/image and the same as one tar stream in bin/image.tar (ctr images import, docker
+## load); reproducible byte for byte (SOURCE_DATE_EPOCH, default the commit's time); prints its digest
 image:
+	IMAGE=$(IMAGE) VERSION=$(VERSION) hack/image/build.sh $(CURDIR)/bin/image
+
+## image-push: make image, then push it to IMAGE (make image-push IMAGE=registry/repository:tag) with
+## go-containerregistry and the credentials of your Docker configuration (docker login, credential helpers)
+image-push: image
+	cd hack/image && $(GO) run . push -layout $(CURDIR)/bin/image -image $(IMAGE)
+
+## image-docker: the same image from the Dockerfile, for those with a Docker engine
+image-docker:
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 ## chart-check: helm lint + template (default and all-features values), then the rendered-manifest tests
@@ -77,7 +92,8 @@ memload:
 ## e2e: end-to-end tests on the real control plane (make kube) with the chart installed by Helm (make
 ## helm), Metacontroller from METACONTROLLER_BIN or the stand-in, kubectl as the user. The real-Spark
 ## suite (sandbox/e2e/spark) is split in two: its REALNODE_TESTS run on the real node (make node,
-## docs/real-node.md), side by side where they call parallelOnRealNode, and only there; the rest
+## docs/real-node.md; the hook server from make image's bin/image.tar, as a cluster runs it), side
+## by side where they call parallelOnRealNode, and only there; the rest
 ## run one at a time on the process kubelet (root; see docs/process-kubelet.md and docs/local.md),
 ## which make run's own tests (sandbox/e2e/local) also use. `make e2e E2EFLAGS=-race` (what CI runs)
 ## runs the tests and the server binary under the race detector. The suites that mostly wait on
@@ -85,8 +101,8 @@ memload:
 ## under half): the contract suite (sandbox/e2e) under the stand-in and, when METACONTROLLER_BIN is
 ## set, under the real Metacontroller, and the kubectl spark suite. Then the Spark suites, one package
 ## at a time: their JVMs need both cores.
-REALNODE_TESTS = ^(TestSparkPi|TestPySparkPi|TestSparkConnect|TestSparkUI|TestKubectlSpark|TestKubectlSparkWatch|TestPodSandbox|TestLimitsAreEnforced|TestClusterDNSAndServiceIPs|TestExecutorOOMKilled|TestFailingDriverIsRetriedThenFailed|TestDynamicAllocation|TestKubeflowSDK|TestSparkClusterRunsSparkPi|TestKueueAdmitsOneAtATime)$$
-e2e: spark-images
+REALNODE_TESTS = ^(TestSparkPi|TestPySparkPi|TestSparkConnect|TestSparkUI|TestKubectlSpark|TestKubectlSparkWatch|TestPodSandbox|TestLimitsAreEnforced|TestClusterDNSAndServiceIPs|TestExecutorOOMKilled|TestFailingDriverIsRetriedThenFailed|TestDynamicAllocation|TestKubeflowSDK|TestSparkClusterRunsSparkPi|TestKueueAdmitsOneAtATime|TestHookServerRunsTheBuiltImage)$$
+e2e: spark-images image
 	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
 	export SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \
 	export SPARKHOOKS_NODE_DIR="$$(hack/node/build.sh)" SPARKHOOKS_GATEWAY_API_CRDS="$$(hack/gateway-api/build.sh)" && \
@@ -98,7 +114,7 @@ e2e: spark-images
 		if [ -n "$$metacontroller" ]; then wait $$metacontroller || status=$$?; fi; \
 		[ $$status = 0 ] && \
 		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m -skip '$(REALNODE_TESTS)' ./e2e/local/ ./e2e/spark/ && \
-		SPARKHOOKS_E2E_NODE=containerd $(GO) test $(E2EFLAGS) -tags e2e -count=1 -parallel 4 -timeout 20m -run '$(REALNODE_TESTS)' ./e2e/spark/; }
+		SPARKHOOKS_E2E_NODE=containerd SPARKHOOKS_IMAGE_ARCHIVE=$(CURDIR)/bin/image.tar $(GO) test $(E2EFLAGS) -tags e2e -count=1 -parallel 4 -timeout 20m -run '$(REALNODE_TESTS)' ./e2e/spark/; }
 
 ## kueue: the Kueue controller (sigs.k8s.io/kueue/cmd/kueue, pinned) the Kueue e2e test runs,
 ## built in its own module once per user into ~/.cache/sparkhooks/kueue; prints its path

@@ -5,7 +5,10 @@
 #
 #   build.sh               every layer, images.json and the client venvs
 #   build.sh VERSION...    only the layers of these Spark versions, and images.json: what the
-#                          sandbox's kubelet runs when a pod names an image that is not here yet
+#                          sandbox's kubelet runs when a pod names an image that is not here yet.
+#                          Any release from 3.4.0 on: the versions pinned here (pyspark-<version>.txt)
+#                          and every other one the package index serves, whose sdist pip checks
+#                          against the sha256 the index lists for it (index-sha256.py)
 #
 # Output (SPARK_IMAGES_DIR, default .cache/spark-images):
 #   spark-<version>/   a filesystem layer per Spark version, mounted over the host's root
@@ -16,8 +19,10 @@
 #   .lock              held while building: one build at a time, whoever started it
 #
 # Downloads go through pip, so the user's pip configuration (index, mirror, proxy) applies; they
-# are pinned by sha256 (pyspark-<version>.txt, requirements-*.txt) and kept in SPARK_DOWNLOADS_DIR
-# (default .cache/downloads); a file already there is reused when its checksum matches. Each layer
+# are pinned by sha256 (pyspark-<version>.txt, requirements-*.txt, or for another Spark version the
+# index's own sha256, kept as pyspark-<version>.txt in the download cache) and kept in
+# SPARK_DOWNLOADS_DIR (default .cache/downloads); a file already there is reused when its checksum
+# matches. Each layer
 # and venv carries a stamp of its inputs, so a second run with nothing changed only checks the
 # stamps. The wheels of requirements-build.txt are kept there too, so a venv is made again offline.
 #
@@ -40,14 +45,11 @@ jdk=${SPARK_IMAGES_JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
 
 # The Spark distributions: the pyspark sdists carry a full binary distribution (deps/bin,
 # sbin, jars, data, licenses), the release's python/lib zips (lib/) and the pyspark package.
-# Each sdist is pinned by its sha256 in pyspark-<version>.txt.
-# version  scala
-sdists=(
-  "3.5.3 2.12"
-  "4.0.1 2.13"
-  "4.3.0 2.13"
-)
-all_sdists=("${sdists[@]}")
+# The versions make spark-images builds, each sdist pinned by its sha256 in pyspark-<version>.txt.
+pinned=(3.5.3 4.0.1 4.3.0)
+# The oldest Spark prepared on demand: 3.4 is the first to support both Java 17 and the Python 3.11
+# that pods run here (the host's).
+oldest=3.4.0
 
 # The image configuration of the stock images (apache/spark-docker's Dockerfiles on
 # eclipse-temurin:17-jammy, which sets JAVA_HOME, PATH, the locale and JAVA_VERSION).
@@ -81,7 +83,7 @@ pod_python=$(env PATH="$image_path" bash -c 'command -v python3' || true)
 pod_python_version=$("$pod_python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 case $pod_python_version in
   3.9 | 3.10 | 3.11) ;;
-  *) die "$pod_python is Python $pod_python_version; PySpark 3.5.3, 4.0.1 and 4.3.0 need 3.9 to 3.11" ;;
+  *) die "$pod_python is Python $pod_python_version; PySpark 3.4 to 4.3 need 3.9 to 3.11" ;;
 esac
 
 venv_python=${SPARK_IMAGES_PYTHON:-}
@@ -91,20 +93,27 @@ fi
 "$venv_python" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info[:2] < (3, 10))' ||
   die "$venv_python must be Python 3.10 or later with venv and ensurepip (the Kubeflow SDK needs 3.10)"
 
-# Only the versions named on the command line, if any.
+# Only the versions named on the command line, if any: releases (X.Y.Z) from $oldest on.
 build_all=yes
+versions=("${pinned[@]}")
 if [ $# -gt 0 ]; then
   build_all=no
-  known=" $(printf '%s\n' "${sdists[@]}" | cut -d' ' -f1 | tr '\n' ' ')"
   for v in "$@"; do
-    case $known in
-      *" $v "*) ;;
-      *) die "no image of Spark $v here: the pinned versions are${known% } (hack/spark-images/pyspark-<version>.txt)" ;;
-    esac
+    [[ $v =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+      die "no image of Spark $v: only releases are prepared (X.Y.Z, from $oldest on)"
+    [ "$(printf '%s\n' "$oldest" "$v" | sort -V | head -1)" = "$oldest" ] ||
+      die "no image of Spark $v: this sandbox prepares Spark $oldest and later (Java 17 and Python 3.11 run them)"
   done
-  wanted=$(printf '%s\n' "${sdists[@]}" | awk -v want=" $* " 'index(want, " " $1 " ")')
-  mapfile -t sdists <<<"$wanted"
+  versions=("$@")
 fi
+
+# scala_of <version>: the Scala version of the release's distribution (the pyspark sdist's jars).
+scala_of() {
+  case $1 in
+    3.*) echo 2.12 ;;
+    *) echo 2.13 ;;
+  esac
+}
 
 mkdir -p "$out/.stamps" "$downloads"
 # One build at a time: `make spark-images` and the sandbox's kubelet may start one together, and
@@ -124,13 +133,38 @@ pinned_sha256() {
   printf '%s\n' "$sum"
 }
 
-# fetch_sdist <version> <sha256>: pyspark-<version>.tar.gz in the download cache, verified. pip
-# downloads it from the index the user's pip configuration names, and checks the pinned hash.
+# requirement_file <version>: the --require-hashes file of pyspark==<version>: ours when the version
+# is pinned here; else the one made from the sha256 the package index lists, kept in the download
+# cache, so that the sdist there is checked again offline.
+requirement_file() {
+  local version=$1 file=$downloads/pyspark-$1.txt sum reason
+  if [ -f "$here/pyspark-$version.txt" ]; then
+    printf '%s\n' "$here/pyspark-$version.txt"
+    return 0
+  fi
+  if [ ! -f "$file" ]; then
+    build_venv .pip-download >&2
+    step "index pyspark==$version: the sha256 of its sdist, from the package index (pip)" >&2
+    if ! sum=$("$out/.pip-download/bin/python" "$here/index-sha256.py" "$version" 2>"$file.err"); then
+      reason=$(tail -1 "$file.err")
+      rm -f "$file.err"
+      die "no image of Spark $version: ${reason:-pip could not read the package index}"
+    fi
+    rm -f "$file.err"
+    printf '# pyspark %s: the sdist'"'"'s sha256 as the package index listed it (hack/spark-images/index-sha256.py)\npyspark==%s \\\n    --hash=sha256:%s\n' \
+      "$version" "$version" "$sum" | write_if_changed "$file"
+  fi
+  printf '%s\n' "$file"
+}
+
+# fetch_sdist <version> <sha256> <requirements file>: pyspark-<version>.tar.gz in the download
+# cache, verified. pip downloads it from the index the user's pip configuration names, and checks
+# the hash the requirements file pins.
 # pip prepares an sdist's metadata even for a download: without build isolation, in the venv
 # .pip-download (build requirements hash-checked too), not in one pip fills from the index
 # unpinned. --no-cache-dir: the download cache is the only copy kept.
 fetch_sdist() {
-  local version=$1 sum=$2 file=pyspark-$1.tar.gz
+  local version=$1 sum=$2 requirements=$3 file=pyspark-$1.tar.gz
   if [ -f "$downloads/$file" ] && [ "$(sha256 "$downloads/$file")" = "$sum" ]; then
     step "download $file: cached, sha256 verified"
     return 0
@@ -145,9 +179,9 @@ fetch_sdist() {
   if ! { "$out/.pip-download/bin/python" -m pip download --disable-pip-version-check --no-cache-dir \
     --no-deps --no-binary :all: --no-build-isolation --require-hashes \
     --progress-bar "${SPARK_IMAGES_PROGRESS:-on}" \
-    -r "$here/pyspark-$version.txt" -d "$downloads" 2>&1 1>&3 | tee "$log" >&2; } 3>&1; then
+    -r "$requirements" -d "$downloads" 2>&1 1>&3 | tee "$log" >&2; } 3>&1; then
     local reason
-    reason=$(download_failure "$log" "$file" "$version")
+    reason=$(download_failure "$log" "$file" "$requirements")
     rm -f "$log" "$downloads/$file"
     die "pip download of $file failed: $reason"
   fi
@@ -157,17 +191,17 @@ fetch_sdist() {
 
 # download_failure <pip's stderr> <file> <version>: why pip download failed, in words.
 download_failure() {
-  local log=$1 file=$2 version=$3 expected got
+  local log=$1 file=$2 requirements=$3 expected got
   if grep -q 'DO NOT MATCH THE HASHES' "$log"; then
     expected=$(sed -n 's/.*Expected sha256 \([0-9a-f]*\).*/\1/p' "$log" | head -1)
     got=$(sed -n 's/.* Got  *\([0-9a-f]*\).*/\1/p' "$log" | head -1)
-    printf 'checksum mismatch: the package index served %s with sha256 %s, pyspark-%s.txt pins %s\n' \
-      "$file" "${got:-unknown}" "$version" "${expected:-unknown}"
+    printf 'checksum mismatch: the package index served %s with sha256 %s, %s pins %s\n' \
+      "$file" "${got:-unknown}" "$(basename "$requirements")" "${expected:-unknown}"
   elif grep -qE 'NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|ConnectTimeout|ProxyError|Connection refused' "$log"; then
     printf 'package index unreachable (no network, or the index, mirror or proxy of your pip configuration is down): %s\n' \
       "$(grep -oE "(Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|ConnectTimeout|ProxyError|Connection refused)[^'\")]*" "$log" | tail -1)"
   elif grep -q 'No matching distribution found' "$log"; then
-    printf 'the package index has no pyspark==%s sdist\n' "$version"
+    printf 'the package index has no %s\n' "$file"
   else
     printf '%s\n' "$(grep '^ERROR' "$log" | tail -1 | sed 's/^ERROR: //')"
   fi
@@ -194,10 +228,12 @@ users_file() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# build_root <version> <scala>: the layer spark-<version>.
+# build_root <version>: the layer spark-<version>.
 build_root() {
-  local version=$1 scala=$2 sum
-  sum=$(pinned_sha256 "$here/pyspark-$version.txt")
+  local version=$1 scala requirements sum
+  scala=$(scala_of "$version")
+  requirements=$(requirement_file "$version")
+  sum=$(pinned_sha256 "$requirements")
   local name=spark-$version root=$out/spark-$version stamp=$out/.stamps/spark-$version
   local home locale_alias=no
   # The stock spark user: useradd --system without a home on 3.5, with -d /nonexistent on 4.0.
@@ -224,7 +260,7 @@ build_root() {
     return 0
   fi
 
-  fetch_sdist "$version" "$sum"
+  fetch_sdist "$version" "$sum" "$requirements"
 
   local tmp=$out/.$name.tmp work=$out/.$name.work
   rm -rf "$tmp" "$work"
@@ -309,11 +345,12 @@ write_images() {
   step "image table $out/images.json"
   # Every layer present, whichever versions this run built; with its size in bytes, which a
   # kubelet reports for a pulled image.
-  local entry present=()
-  for entry in "${all_sdists[@]}"; do
-    if [ -d "$out/spark-${entry%% *}" ]; then
-      present+=("$entry $(du -sb "$out/spark-${entry%% *}" | cut -f1)")
-    fi
+  local layer version present=()
+  for layer in "$out"/spark-*/; do
+    [ -d "$layer" ] || continue
+    version=$(basename "$layer")
+    version=${version#spark-}
+    present+=("$version $(scala_of "$version") $(du -sb "$layer" | cut -f1)")
   done
   "$pod_python" - "$jdk_version" "${present[@]}" <<'PY' | write_if_changed "$out/images.json"
 import json
@@ -325,13 +362,14 @@ java_version = "jdk-" + jdk_version.split("-")[0]
 gpg_keys = {"3.5.3": "0A2D660358B6F6F8071FD16F6606986CF5A8447C",
             "4.0.1": "F28C9C925C188C35E345614DEDA00CE834F0FC5C"}
 # The release manager's key of 4.3.0 is not known here; nothing reads GPG_KEY in a pod.
-tgz_urls = {"3.5.3": "https://archive.apache.org/dist/spark/spark-3.5.3/spark-3.5.3-bin-hadoop3.tgz",
-            "4.0.1": "https://www.apache.org/dyn/closer.lua/spark/spark-4.0.1/spark-4.0.1-bin-hadoop3.tgz?action=download",
+# The stock images of the newest release of a line download from the mirrors, the others from the
+# archive; the pinned versions say which they are, the others are said to come from the archive.
+tgz_urls = {"4.0.1": "https://www.apache.org/dyn/closer.lua/spark/spark-4.0.1/spark-4.0.1-bin-hadoop3.tgz?action=download",
             "4.3.0": "https://www.apache.org/dyn/closer.lua/spark/spark-4.3.0/spark-4.3.0-bin-hadoop3.tgz?action=download"}
 images = {}
 for line in sdists:
     version, scala, size = line.split()
-    url = tgz_urls[version]
+    url = tgz_urls.get(version, "https://archive.apache.org/dist/spark/spark-%s/spark-%s-bin-hadoop3.tgz" % (version, version))
     asc = url.replace(".tgz", ".tgz.asc")
     config = {
         "root": "spark-" + version,
@@ -352,9 +390,12 @@ for line in sdists:
             "SPARK_HOME=/opt/spark",
         ],
     }
+    # The stock tags of a Java 17 image with Python or with Scala only (every layer has both);
+    # sandbox/internal/sparkimages refuses the others (R, Java 11 or 21) before building.
     full = "%s-scala%s-java17" % (version, scala)
     tags = [version, version + "-python3", version + "-scala", version + "-java17",
-            version + "-java17-python3", full + "-ubuntu", full + "-python3-ubuntu"]
+            version + "-java17-python3", version + "-scala-java17", full + "-ubuntu",
+            full + "-python3-ubuntu"]
     for name in ("apache/spark", "spark"):
         for tag in tags:
             images["%s:%s" % (name, tag)] = config
@@ -419,9 +460,8 @@ build_venv() {
 
 start=$SECONDS
 step "spark-images into $out (JDK $jdk_version at $jdk; pods use $pod_python, Python $pod_python_version)"
-for entry in "${sdists[@]}"; do
-  # shellcheck disable=SC2086
-  build_root $entry
+for version in "${versions[@]}"; do
+  build_root "$version"
 done
 write_images
 if [ "$build_all" = yes ]; then

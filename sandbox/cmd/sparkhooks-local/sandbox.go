@@ -366,9 +366,9 @@ func loadImages(dir string) (*prockubelet.ImageTable, []string, error) {
 // imagesBanner says which Spark images are ready and that the others are prepared on first use.
 func imagesBanner(dir string, prepared []string) string {
 	if len(prepared) == 0 {
-		return fmt.Sprintf("Spark images: none in %s yet. The first pod to name one waits in ContainerCreating while it is prepared, as a kubelet pulls an image: pip downloads the pinned pyspark sdist (320 to 460 MB per Spark version, once), with its progress below.\n", dir)
+		return fmt.Sprintf("Spark images: none in %s yet. The first pod to name one waits in ContainerCreating while it is prepared, as a kubelet pulls an image: pip downloads the pyspark sdist of its Spark version, any release from 3.4.0 (320 to 460 MB per version, once), with its progress below.\n", dir)
 	}
-	return fmt.Sprintf("Spark images: %s ready; another apache/spark or spark version is prepared when a pod first names it (pip downloads its pinned pyspark sdist, progress below).\n", strings.Join(prepared, ", "))
+	return fmt.Sprintf("Spark images: %s ready; another apache/spark or spark release from 3.4.0 is prepared when a pod first names it (pip downloads its pyspark sdist, progress below).\n", strings.Join(prepared, ", "))
 }
 
 // allocatableCPU is what the real node offers the scheduler: the machine's cores, unlike the

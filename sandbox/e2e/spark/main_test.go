@@ -142,11 +142,16 @@ func runMain(m *testing.M) int {
 	metacontroller := os.Getenv("METACONTROLLER_BIN")
 	// As in the sandbox: tests ask for more cores than the machine has; nothing limits them.
 	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32")}
-	realNode := ""
+	realNode, sparkhooksImage := "", ""
 	if os.Getenv("SPARKHOOKS_E2E_NODE") == "containerd" {
 		// The real node (docs/real-node.md): the machine's cores, limits enforced.
 		if realNode, capacity = os.Getenv("SPARKHOOKS_NODE_DIR"), nil; realNode == "" {
 			fmt.Fprintln(os.Stderr, "spark e2e: SPARKHOOKS_E2E_NODE=containerd needs SPARKHOOKS_NODE_DIR (make node)")
+			return 1
+		}
+		// The hook server runs from the production image, as on a cluster.
+		if sparkhooksImage = os.Getenv("SPARKHOOKS_IMAGE_ARCHIVE"); sparkhooksImage == "" {
+			fmt.Fprintln(os.Stderr, "spark e2e: SPARKHOOKS_E2E_NODE=containerd needs SPARKHOOKS_IMAGE_ARCHIVE (make image's bin/image.tar)")
 			return 1
 		}
 		appTimeout *= 3
@@ -157,7 +162,7 @@ func runMain(m *testing.M) int {
 		Metacontroller: metacontroller, MetacontrollerChart: filepath.Join(filepath.Dir(metacontroller), "helm", "metacontroller"),
 		MetacontrollerValues: filepath.Join(repoRoot, "chart", "metacontroller-values.yaml"),
 		Images:               images, Network: network, NodeName: nodeName, Logf: logf,
-		Capacity: capacity, RealNode: realNode,
+		Capacity: capacity, RealNode: realNode, SparkhooksImage: sparkhooksImage,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "spark e2e: starting the cluster:", err)

@@ -147,3 +147,35 @@ func writeEntry(tw *tar.Writer, name string, data []byte) error {
 	_, err := tw.Write(data)
 	return err
 }
+
+// ArchiveImage reads the index of an OCI image archive holding one image (make image's
+// bin/image.tar): the name it is annotated with, as containerd imports it, and its manifest's
+// digest.
+func ArchiveImage(path string) (name string, manifest digest.Digest, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return "", "", fmt.Errorf("%s: no index.json: not an OCI image archive", path)
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("%s: %w", path, err)
+		}
+		if h.Name != "index.json" {
+			continue
+		}
+		var index ocispec.Index
+		if err := json.NewDecoder(tr).Decode(&index); err != nil {
+			return "", "", fmt.Errorf("%s: index.json: %w", path, err)
+		}
+		if len(index.Manifests) != 1 || index.Manifests[0].Annotations["io.containerd.image.name"] == "" {
+			return "", "", fmt.Errorf("%s: index.json lists %d images, want one with the annotation io.containerd.image.name", path, len(index.Manifests))
+		}
+		return index.Manifests[0].Annotations["io.containerd.image.name"], index.Manifests[0].Digest, nil
+	}
+}

@@ -175,3 +175,41 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestArchiveImage(t *testing.T) {
+	manifest := digest.FromString("manifest")
+	archive := func(index ocispec.Index) string {
+		data, err := json.Marshal(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for name, content := range map[string][]byte{"oci-layout": []byte(`{"imageLayoutVersion":"1.0.0"}`), "index.json": data} {
+			if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+				t.Fatal(err)
+			}
+			tw.Write(content)
+		}
+		tw.Close()
+		path := filepath.Join(t.TempDir(), "image.tar")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	named := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: manifest, Size: 10,
+		Annotations: map[string]string{"io.containerd.image.name": "ghcr.io/sparkhooks/sparkhooks:v1"}}
+	name, got, err := ArchiveImage(archive(ocispec.Index{Manifests: []ocispec.Descriptor{named}}))
+	if err != nil || name != "ghcr.io/sparkhooks/sparkhooks:v1" || got != manifest {
+		t.Errorf("ArchiveImage = %q, %s, %v; want the one image's name and digest", name, got, err)
+	}
+	for what, index := range map[string]ocispec.Index{
+		"two images": {Manifests: []ocispec.Descriptor{named, named}},
+		"no name":    {Manifests: []ocispec.Descriptor{{MediaType: ocispec.MediaTypeImageManifest, Digest: manifest, Size: 10}}},
+	} {
+		if _, _, err := ArchiveImage(archive(index)); err == nil || !strings.Contains(err.Error(), "want one with the annotation") {
+			t.Errorf("%s: %v, want an error saying the archive must hold one named image", what, err)
+		}
+	}
+}

@@ -135,6 +135,26 @@ func (c *containerd) importImages(ctx context.Context, images []ociimage.Image) 
 	return nil
 }
 
+// importArchive loads an OCI image archive as it is, and tags the image it holds, named name
+// there, with ref too.
+func (c *containerd) importArchive(ctx context.Context, archive, name, ref string) error {
+	f, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := c.run(ctx, f, "images", "import", "--digests", "-"); err != nil {
+		return fmt.Errorf("importing %s into containerd: %w", archive, err)
+	}
+	if name == ref {
+		return nil
+	}
+	if _, err := c.run(ctx, nil, "images", "tag", "--force", name, ref); err != nil {
+		return fmt.Errorf("tagging %s as %s: %w", name, ref, err)
+	}
+	return nil
+}
+
 func (c *containerd) run(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, c.ctr, append([]string{"--address", c.socket, "--namespace", criNamespace}, args...)...)
 	cmd.Stdin = stdin

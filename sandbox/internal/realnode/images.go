@@ -64,6 +64,24 @@ func (n *Node) Import(ctx context.Context, images []ociimage.Image) error {
 	return n.containerd.importImages(ctx, images)
 }
 
+// ImportArchive loads the image of an OCI image archive (make image's bin/image.tar) as it is, so
+// that pods run exactly its manifest and layers, and names it ref too, the name pods give it. It
+// returns the image's digest.
+func (n *Node) ImportArchive(ctx context.Context, archive, ref string) (string, error) {
+	name, digest, err := ociimage.ArchiveImage(archive)
+	if err != nil {
+		return "", err
+	}
+	full, err := ociimage.FullName(ref)
+	if err != nil {
+		return "", err
+	}
+	if err := n.containerd.importArchive(ctx, archive, name, full); err != nil {
+		return "", err
+	}
+	return digest.String(), nil
+}
+
 // systemImages are the node's own: the sandbox image and CoreDNS.
 func (n *Node) systemImages() ([]ociimage.Image, error) {
 	var images []ociimage.Image

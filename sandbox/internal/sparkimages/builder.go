@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,7 +30,8 @@ type Builder struct {
 }
 
 // Pull prepares the image ref names: build.sh builds the layer of its Spark version (downloading
-// the pinned sdist through pip if it is not in the download cache) and lists it in images.json.
+// its sdist through pip, checked against the pinned sha256 or the one the package index lists, if
+// it is not in the download cache) and lists it in images.json.
 func (b *Builder) Pull(ctx context.Context, ref string, progress func(prockubelet.Progress)) (prockubelet.Image, error) {
 	version, err := sparkVersion(ref)
 	if err != nil {
@@ -49,8 +51,14 @@ func (b *Builder) Pull(ctx context.Context, ref string, progress func(prockubele
 	return image, nil
 }
 
-// sparkVersion is the Spark version of an image reference (normalized as Docker Hub's short
-// names): the tag up to its first "-" of apache/spark or spark, the images build.sh stands in for.
+// oldest is the oldest Spark build.sh prepares: 3.4 is the first to support both Java 17 and the
+// host's Python 3.11 that pods run here.
+var oldest = [3]int{3, 4, 0}
+
+// sparkVersion is the Spark release an image reference names (normalized as Docker Hub's short
+// names), when build.sh stands in for it: a tag of apache/spark or spark for Java 17 with Python
+// or Scala, as apache/spark-docker tags them. The others are refused before anything is
+// downloaded, saying why: R, Java 11 or 21, previews, releases before 3.4.
 func sparkVersion(ref string) (string, error) {
 	if strings.Contains(ref, "@") {
 		return "", fmt.Errorf("%s: not found: images here are known by tag, not by digest", ref)
@@ -59,13 +67,61 @@ func sparkVersion(ref string) (string, error) {
 	if name != "apache/spark" && name != "spark" {
 		return "", fmt.Errorf("%s: not found: this sandbox prepares the images apache/spark and spark only (hack/spark-images)", ref)
 	}
-	version, _, _ := strings.Cut(tag, "-")
-	for _, part := range strings.Split(version, ".") {
-		if _, err := strconv.Atoi(part); err != nil {
-			return "", fmt.Errorf("%s: not found: the tag %q names no Spark version", ref, tag)
+	version, variant, _ := strings.Cut(tag, "-")
+	release, err := parseRelease(version)
+	if err != nil {
+		return "", fmt.Errorf("%s: not found: the tag %q names no Spark release (X.Y.Z)", ref, tag)
+	}
+	if compareRelease(release, oldest) < 0 {
+		return "", fmt.Errorf("%s: not found: this sandbox prepares Spark %d.%d.%d and later, which run on its Java 17 and Python 3.11", ref, oldest[0], oldest[1], oldest[2])
+	}
+	scala := "2.13"
+	if release[0] == 3 {
+		scala = "2.12"
+	}
+	full := "scala" + scala + "-java17"
+	switch variant {
+	case "", "python3", "scala", "java17", "java17-python3", "scala-java17", full + "-ubuntu", full + "-python3-ubuntu":
+		return version, nil
+	}
+	parts := strings.Split(variant, "-")
+	switch {
+	case slices.Contains(parts, "r"):
+		return "", fmt.Errorf("%s: not found: the R images are not prepared here; %s or %s-scala are", ref, version, version)
+	case slices.Contains(parts, "java11") || slices.Contains(parts, "java21"):
+		return "", fmt.Errorf("%s: not found: this sandbox runs Spark on Java 17 only; %s-java17 or %s-scala-java17 are prepared", ref, version, version)
+	case strings.HasPrefix(variant, "preview") || strings.HasPrefix(variant, "rc"):
+		return "", fmt.Errorf("%s: not found: only Spark releases are prepared, not previews", ref)
+	case strings.HasPrefix(variant, "scala") && !strings.HasPrefix(variant, "scala-") && !strings.HasPrefix(variant, "scala"+scala+"-"):
+		return "", fmt.Errorf("%s: not found: Spark %s is prepared with Scala %s, as its release on PyPI is built", ref, version, scala)
+	}
+	return "", fmt.Errorf("%s: not found: the tag %q is not one of apache/spark's for Java 17 (%s, %s-python3, %s-scala, %s-java17, %s-%s-python3-ubuntu, ...)", ref, tag, version, version, version, version, version, full)
+}
+
+// parseRelease reads a release version X.Y.Z.
+func parseRelease(version string) ([3]int, error) {
+	var release [3]int
+	parts := strings.Split(version, ".")
+	if len(parts) != 3 {
+		return release, fmt.Errorf("%q is not X.Y.Z", version)
+	}
+	for i, part := range parts {
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 0 || strconv.Itoa(n) != part {
+			return release, fmt.Errorf("%q is not X.Y.Z", version)
+		}
+		release[i] = n
+	}
+	return release, nil
+}
+
+func compareRelease(a, b [3]int) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] - b[i]
 		}
 	}
-	return version, nil
+	return 0
 }
 
 // build runs build.sh for version, reporting its steps and pip's download progress. Its error

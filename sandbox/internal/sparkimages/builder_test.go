@@ -19,10 +19,28 @@ func TestSparkVersion(t *testing.T) {
 	}{
 		{ref: "apache/spark:3.5.3", version: "3.5.3"},
 		{ref: "spark:4.0.1-scala2.13-java17-python3-ubuntu", version: "4.0.1"},
-		{ref: "apache/spark:9.9.9", version: "9.9.9"}, // build.sh knows which versions are pinned
+		{ref: "apache/spark:4.0.4", version: "4.0.4"},       // Kubeflow's examples, not pinned here
+		{ref: "apache/spark:4.2.0-scala", version: "4.2.0"}, // Apache's examples
+		{ref: "spark:3.4.0-python3", version: "3.4.0"},
+		{ref: "spark:3.5.8-scala2.12-java17-ubuntu", version: "3.5.8"},
+		{ref: "apache/spark:4.1.2-java17", version: "4.1.2"},
+		{ref: "apache/spark:4.1.2-java17-python3", version: "4.1.2"},
+		{ref: "apache/spark:4.1.2-scala-java17", version: "4.1.2"},
+		{ref: "apache/spark:9.9.9", version: "9.9.9"}, // build.sh asks the package index
 		{ref: "busybox:latest", err: "prepares the images apache/spark and spark only"},
-		{ref: "apache/spark:latest", err: `the tag "latest" names no Spark version`},
+		{ref: "apache/spark:latest", err: `the tag "latest" names no Spark release`},
+		{ref: "apache/spark:4.0", err: `the tag "4.0" names no Spark release`},
+		{ref: "apache/spark:4.0.01", err: `names no Spark release`},
 		{ref: "apache/spark@sha256:0123", err: "known by tag, not by digest"},
+		{ref: "apache/spark:3.3.4", err: "prepares Spark 3.4.0 and later"},
+		{ref: "apache/spark:2.4.8", err: "prepares Spark 3.4.0 and later"},
+		{ref: "apache/spark:4.0.1-r", err: "the R images are not prepared here"},
+		{ref: "apache/spark:4.0.1-scala2.13-java17-python3-r-ubuntu", err: "the R images are not prepared here"},
+		{ref: "apache/spark:4.1.2-java21", err: "runs Spark on Java 17 only; 4.1.2-java17"},
+		{ref: "apache/spark:3.5.0-scala2.12-java11-python3-ubuntu", err: "runs Spark on Java 17 only"},
+		{ref: "apache/spark:4.2.0-preview5", err: "not previews"},
+		{ref: "apache/spark:4.0.1-scala2.12-java17-ubuntu", err: "prepared with Scala 2.13"},
+		{ref: "apache/spark:4.0.1-ubuntu", err: `the tag "4.0.1-ubuntu" is not one of apache/spark's for Java 17`},
 	} {
 		version, err := sparkVersion(tc.ref)
 		if version != tc.version || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {

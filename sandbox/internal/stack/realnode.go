@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -78,6 +79,16 @@ func (s *Stack) startRealNode(ctx, runCtx context.Context, o Options, chartImage
 	})
 	if err != nil {
 		return nil, fmt.Errorf("the real node: %w", err)
+	}
+	if o.SparkhooksImage != "" {
+		ref := o.sparkhooksImageRef()
+		digest, err := s.Node.ImportArchive(ctx, o.SparkhooksImage, ref)
+		if err != nil {
+			return nil, err
+		}
+		o.Logf("stack: %s is the image of %s (%s)", ref, o.SparkhooksImage, digest)
+		chartImages = maps.Clone(chartImages)
+		delete(chartImages, ref)
 	}
 	images, err := containerImages(chartImages, s.Node.BinaryImage)
 	if err != nil {

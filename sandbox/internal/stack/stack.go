@@ -80,6 +80,11 @@ type Options struct {
 	CRDs []string
 	// Sparkhooks is the binary the chart's Deployment runs (the image's /sparkhooks).
 	Sparkhooks string
+	// SparkhooksImage, when set, is the image make image builds (its OCI archive, bin/image.tar):
+	// a real node runs the chart's Pods from exactly that image, imported into containerd as a
+	// cluster pulls it, rather than from an image of Sparkhooks made here. The process kubelet has
+	// no container runtime and runs Sparkhooks either way.
+	SparkhooksImage string
 	// Metacontroller is the upstream binary; empty runs the local stand-in instead.
 	Metacontroller string
 	// OwnControllers: the caller runs the CompositeControllers itself (the contract suite's
@@ -514,7 +519,7 @@ func (o *Options) chartImages() (map[string]prockubelet.Image, error) {
 	}
 	// As the Dockerfile builds it: the binary at /sparkhooks, run as nonroot.
 	images := map[string]prockubelet.Image{
-		"ghcr.io/sparkhooks/sparkhooks:" + chartAppVersion(o.Chart): {
+		o.sparkhooksImageRef(): {
 			Root: sparkhooks, Entrypoint: []string{"/sparkhooks"}, Cmd: []string{"serve"}, User: "65532:65532",
 		},
 	}
@@ -528,6 +533,11 @@ func (o *Options) chartImages() (map[string]prockubelet.Image, error) {
 		}
 	}
 	return images, nil
+}
+
+// sparkhooksImageRef is the image the chart's Pods name by default.
+func (o *Options) sparkhooksImageRef() string {
+	return "ghcr.io/sparkhooks/sparkhooks:" + chartAppVersion(o.Chart)
 }
 
 // tolerationsValue is the --set-json argument that makes a chart's Pods tolerate taints, or none.
