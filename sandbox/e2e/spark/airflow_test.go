@@ -253,11 +253,17 @@ func TestAirflow(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		// exited closes once the process has been waited for, which the test and its cleanup
+		// both wait on.
+		var waitErr error
+		exited := make(chan struct{})
+		go func() {
+			waitErr = cmd.Wait()
+			close(exited)
+		}()
 		t.Cleanup(func() {
 			_ = cmd.Process.Kill()
-			<-done
+			<-exited
 		})
 		// Killed once Airflow streams the running driver's log, as it does until the end.
 		if err := wait.PollUntilContextTimeout(context.Background(), time.Second, 4*time.Minute, true, func(context.Context) (bool, error) {
@@ -273,8 +279,8 @@ func TestAirflow(t *testing.T) {
 			t.Errorf("the application is gone, but not by on_kill:\n%s", tail(out.String(), 60))
 		}
 		select {
-		case err := <-done:
-			t.Logf("the killed task ended: %v", err)
+		case <-exited:
+			t.Logf("the killed task ended: %v", waitErr)
 		case <-time.After(2 * time.Minute):
 			t.Errorf("the killed task still runs 2 minutes after SIGTERM:\n%s", tail(out.String(), 40))
 		}
