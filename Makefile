@@ -10,7 +10,7 @@ E2EFLAGS       ?=
 METACONTROLLER_BIN ?= $(wildcard $(CURDIR)/../shared/metacontroller/v4.17.2/metacontroller)
 export METACONTROLLER_BIN
 
-.PHONY: run test bench lint generate build krew image image-push image-docker chart-check e2e memload spark-images kueue gateway-api kube helm test-fixtures node
+.PHONY: run test bench lint generate build krew image image-push image-docker chart-check e2e memload spark-images kueue gateway-api kube helm test-fixtures node airflow
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
@@ -106,6 +106,7 @@ e2e: spark-images image
 	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
 	export SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \
 	export SPARKHOOKS_NODE_DIR="$$(hack/node/build.sh)" SPARKHOOKS_GATEWAY_API_CRDS="$$(hack/gateway-api/build.sh)" && \
+	export SPARKHOOKS_AIRFLOW_DIR="$$(hack/airflow/build.sh)" && \
 	cd sandbox && { \
 		metacontroller=; status=0; \
 		if [ -n "$$METACONTROLLER_BIN" ]; then \
@@ -115,6 +116,13 @@ e2e: spark-images image
 		[ $$status = 0 ] && \
 		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m -skip '$(REALNODE_TESTS)' ./e2e/local/ ./e2e/spark/ && \
 		SPARKHOOKS_E2E_NODE=containerd SPARKHOOKS_IMAGE_ARCHIVE=$(CURDIR)/bin/image.tar $(GO) test $(E2EFLAGS) -tags e2e -count=1 -parallel 4 -timeout 20m -run '$(REALNODE_TESTS)' ./e2e/spark/; }
+
+## airflow: Apache Airflow 3.3.2 with its Kubernetes provider (SparkKubernetesOperator and Sensor),
+## pinned with hashes in hack/airflow/requirements.txt, in a venv once per user into
+## ~/.cache/sparkhooks/airflow/<key>, with Airflow's own Spark examples and a migrated metadata
+## database (docs/airflow.md); prints the directory
+airflow:
+	@hack/airflow/build.sh
 
 ## kueue: the Kueue controller (sigs.k8s.io/kueue/cmd/kueue, pinned) the Kueue e2e test runs,
 ## built in its own module once per user into ~/.cache/sparkhooks/kueue; prints its path

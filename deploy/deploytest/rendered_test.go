@@ -711,7 +711,8 @@ func (c *renderedChart) observability() {
 }
 
 // userRoles: the four kinds join Kubernetes' default roles by aggregation, managed by admin and
-// edit, read by view, and no status writes (Metacontroller's alone).
+// edit, read by view, status read through its subresource by all three and written by none
+// (Metacontroller's alone).
 func (c *renderedChart) userRoles() {
 	t := c.t
 	edit, view := c.m.clusterRole("sparkhooks-edit"), c.m.clusterRole("sparkhooks-view")
@@ -729,7 +730,10 @@ func (c *renderedChart) userRoles() {
 	} {
 		assert.ElementsMatch(t, []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}, grantedVerbsInGroup(edit.Rules, kind.group, kind.resource), kind.resource)
 		assert.ElementsMatch(t, []string{"get", "list", "watch"}, grantedVerbsInGroup(view.Rules, kind.group, kind.resource), kind.resource)
-		assert.Empty(t, grantedVerbsInGroup(edit.Rules, kind.group, kind.resource+"/status"), "status is written by Metacontroller only")
+		// Status is read through its subresource too (Airflow's SparkKubernetesOperator), and
+		// written by Metacontroller only.
+		assert.Equal(t, []string{"get"}, grantedVerbsInGroup(edit.Rules, kind.group, kind.resource+"/status"), kind.resource+"/status")
+		assert.Equal(t, []string{"get"}, grantedVerbsInGroup(view.Rules, kind.group, kind.resource+"/status"), kind.resource+"/status")
 	}
 }
 
