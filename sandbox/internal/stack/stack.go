@@ -12,6 +12,10 @@
 // server runs as a host process behind the chart's Service (hosthooks.go), and the stand-in runs
 // the CompositeControllers.
 //
+// With Options.Kubeflow, the Kubeflow Spark Operator's own chart goes in instead of sparkhooks'
+// and nothing runs CompositeControllers (kubeflow.go), so that the same cluster can be compared
+// under the operator sparkhooks replaces.
+//
 // The stack keeps what it starts running (supervise.go): a control-plane process or the host
 // hook server that exits is restarted, and one that keeps exiting ends the cluster (Failed); the
 // kubelet restarts the charts' Pods. Options.Report hears of every restart.
@@ -82,6 +86,9 @@ type Options struct {
 	Sparkhooks string
 	// Metacontroller is the upstream binary; empty runs the local stand-in instead.
 	Metacontroller string
+	// Kubeflow, when set, installs the Kubeflow Spark Operator's chart instead of sparkhooks'
+	// (kubeflow.go): Chart, ChartSet, Sparkhooks and Metacontroller are then unused.
+	Kubeflow *KubeflowOperator
 	// OwnControllers: the caller runs the CompositeControllers itself (the contract suite's
 	// stand-ins, one per test namespace). The chart goes in without its CompositeControllers
 	// (metacontroller.enabled=false) and neither Metacontroller nor the stand-in starts.
@@ -204,7 +211,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	// plane starts, rather than on the way from the API server to the charts.
 	var chartImages map[string]prockubelet.Image
 	var layers errgroup.Group
-	if o.Simulated == nil {
+	if o.Simulated == nil && o.Kubeflow == nil {
 		layers.Go(func() (err error) {
 			chartImages, err = o.chartImages()
 			return err
@@ -348,8 +355,11 @@ func applyCRDFiles(ctx context.Context, cfg *restclient.Config, dir string) erro
 // chart or the stand-in, and returns once the controllers run.
 func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kubernetes.Interface, phase func(string)) error {
 	helm := helmRunner{binary: o.Helm, kubeconfig: s.Kubeconfig, home: filepath.Join(o.Dir, "helm"), logDir: s.LogDir}
+	if o.Kubeflow != nil {
+		return s.installKubeflow(ctx, o, helm, phase)
+	}
 	s.helm, s.chart = helm, o.Chart
-	tolerations, err := tolerationsValue(o.NodeTaints)
+	tolerations, err := tolerationsValue(o.NodeTaints, "tolerations")
 	if err != nil {
 		return err
 	}
@@ -457,11 +467,28 @@ func (o *Options) check() error {
 	for _, f := range []struct{ what, path string }{
 		{"kube-apiserver (make kube)", filepath.Join(o.KubeBinDir, "kube-apiserver")},
 		{"helm (make helm)", o.Helm},
-		{"the sparkhooks binary", o.Sparkhooks},
 	} {
 		if info, err := os.Stat(f.path); err != nil || info.IsDir() {
 			return fmt.Errorf("no %s at %q", f.what, f.path)
 		}
+	}
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		return errors.New("kubectl is not on PATH: install it (Debian: apt-get install kubectl)")
+	}
+	if o.NodeName == "" || o.Dir == "" {
+		return errors.New("stack: Dir and NodeName are required")
+	}
+	if o.Kubeflow != nil {
+		if err := o.Kubeflow.check(o); err != nil {
+			return err
+		}
+		if o.Network == nil {
+			return errors.New("stack: the process kubelet needs a Network")
+		}
+		return nil
+	}
+	if info, err := os.Stat(o.Sparkhooks); err != nil || info.IsDir() {
+		return fmt.Errorf("no sparkhooks binary at %q", o.Sparkhooks)
 	}
 	if o.Metacontroller != "" {
 		if _, err := os.Stat(o.Metacontroller); err != nil {
@@ -473,12 +500,6 @@ func (o *Options) check() error {
 	}
 	if _, err := os.Stat(filepath.Join(o.Chart, "Chart.yaml")); err != nil {
 		return fmt.Errorf("sparkhooks' chart: %w", err)
-	}
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		return errors.New("kubectl is not on PATH: install it (Debian: apt-get install kubectl)")
-	}
-	if o.NodeName == "" || o.Dir == "" {
-		return errors.New("stack: Dir and NodeName are required")
 	}
 	if o.Simulated != nil {
 		if o.Metacontroller != "" {
@@ -530,8 +551,9 @@ func (o *Options) chartImages() (map[string]prockubelet.Image, error) {
 	return images, nil
 }
 
-// tolerationsValue is the --set-json argument that makes a chart's Pods tolerate taints, or none.
-func tolerationsValue(taints []corev1.Taint) ([]string, error) {
+// tolerationsValue are the --set-json arguments, one per values key, that make a chart's Pods
+// tolerate taints, or none.
+func tolerationsValue(taints []corev1.Taint, keys ...string) ([]string, error) {
 	if len(taints) == 0 {
 		return nil, nil
 	}
@@ -543,7 +565,11 @@ func tolerationsValue(taints []corev1.Taint) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{"tolerations=" + string(data)}, nil
+	var set []string
+	for _, key := range keys {
+		set = append(set, key+"="+string(data))
+	}
+	return set, nil
 }
 
 // installBinary copies an executable into an image layer, readable by the image's user.
