@@ -89,9 +89,6 @@ type options struct {
 	metacontroller       string
 	metacontrollerChart  string
 	metacontrollerValues string
-	// metacontrollerSkipped is the Metacontroller binary given but not run: simulated mode, or
-	// Kubeflow's operator.
-	metacontrollerSkipped string
 	// operator is sparkhooks or kubeflow: the chart installed, ours or the Kubeflow Spark
 	// Operator's from the release kubeflowOperator (its binary, entrypoint.sh and chart/).
 	operator         string

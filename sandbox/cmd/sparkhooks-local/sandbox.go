@@ -96,10 +96,10 @@ func (o *options) check() error {
 	if info, err := os.Stat(o.helm); o.helm == "" || err != nil || info.IsDir() {
 		return fmt.Errorf("no helm at --helm %q: build it (make helm prints its path) and pass it", o.helm)
 	}
-	if o.metacontroller != "" && (o.simulate || o.operator == operatorKubeflow) {
-		// Announced in the banner rather than refused: make run passes the team's Metacontroller
-		// whenever it is there, images or not.
-		o.metacontrollerSkipped, o.metacontroller = o.metacontroller, ""
+	if o.metacontroller != "" && o.operator == operatorKubeflow {
+		// Not refused: make run passes the team's Metacontroller whenever it is there. The
+		// banner says there is none.
+		o.metacontroller = ""
 	}
 	if o.metacontroller != "" {
 		if _, err := os.Stat(o.metacontroller); err != nil {
@@ -385,14 +385,14 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 	if !o.forcedSimulation {
 		mode += " " + o.simulationReason
 	}
-	skipped := ""
-	if o.metacontrollerSkipped != "" {
-		skipped = fmt.Sprintf("Not Metacontroller (%s): in simulated mode it would need cluster DNS to reach the hooks' Service.\n", o.metacontrollerSkipped)
+	controller := ""
+	if o.metacontroller != "" {
+		controller = "Metacontroller runs as a process of this machine too, calling the hooks at that address (the chart's metacontroller.hookBaseURL): no cluster DNS resolves the Service's name here.\n"
 	}
 	return s, fmt.Sprintf(`%s
 %sNode %s: the simulated kubelet at %s, which plays the phases of the pods bound to it.
 Installed with Helm: %s in namespace %s (hooks and webhooks), run by %s; sparkhooks serve runs as a process of this machine at %s behind the chart's Service.
-%s`, mode, controlPlane, nodeName, s.NodeIP, o.chart, stack.SparkhooksNamespace, s.Controller, s.HookServer, skipped), nil
+%s`, mode, controlPlane, nodeName, s.NodeIP, o.chart, stack.SparkhooksNamespace, s.Controller, s.HookServer, controller), nil
 }
 
 // loadImages reads the image table of dir, empty if nothing was prepared there yet, and the

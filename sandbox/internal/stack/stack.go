@@ -9,8 +9,8 @@
 // the hook server and Metacontroller run as the Pods their charts describe, from local image
 // layers holding the binaries: no registry is needed, and the charts' RBAC, probes, mounts,
 // security contexts and Services are what a cluster would run. On the simulated node the hook
-// server runs as a host process behind the chart's Service (hosthooks.go), and the stand-in runs
-// the CompositeControllers.
+// server runs as a host process behind the chart's Service (hosthooks.go), and so does
+// Metacontroller (metacontrollerhost.go), else the stand-in runs the CompositeControllers.
 //
 // With Options.Kubeflow, the Kubeflow Spark Operator's own chart goes in instead of sparkhooks'
 // and nothing runs CompositeControllers (kubeflow.go), so that the same cluster can be compared
@@ -132,9 +132,10 @@ type Options struct {
 
 // SimulatedNode configures the simulated node (sandbox/internal/simkubelet). No kubelet runs
 // the chart's Deployment then: the hook server runs as a host process at IP behind the chart's
-// Service (hosthooks.go). Metacontroller cannot run either: as a host process it would reach the
-// hooks at the Service's name, which resolves only through cluster DNS, which this cluster has
-// not; the stand-in runs the CompositeControllers.
+// Service (hosthooks.go). Metacontroller, when given, runs as a host process too
+// (metacontrollerhost.go): it would reach the hooks at the Service's name, which resolves only
+// through cluster DNS, which this cluster has not, so the chart's registrations name the hook
+// server's host address instead (metacontroller.hookBaseURL).
 type SimulatedNode struct {
 	// IP is the node's address, where the kubelet API and the hook server listen: an address of
 	// this machine other than loopback, which EndpointSlice validation refuses. The zero value
@@ -170,6 +171,11 @@ type Stack struct {
 
 	control *ControlPlane
 	hooks   *component
+	// hookHTTPPort is the port the hook server's host process serves the hooks at, chosen
+	// before the chart goes in when a host-process Metacontroller calls it there; 0: any.
+	hookHTTPPort int
+	// metacontroller is Metacontroller's host process on a simulated node.
+	metacontroller *component
 	// failed delivers the first reason the cluster cannot go on (Failed).
 	failed   chan error
 	failOnce sync.Once
@@ -371,6 +377,16 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 		// for a cluster: nothing would serve the webhooks; here the host process does.
 		sparkhooks.set = append(slices.Clone(sparkhooks.set), "replicaCount=0")
 		sparkhooks.skipSchemaValidation = true
+		if o.Metacontroller != "" {
+			// Metacontroller as a process of this machine cannot resolve the Service's name
+			// (no cluster DNS): the registrations name the hook server's host address instead,
+			// as a cluster whose Metacontroller runs outside it sets hookBaseURL.
+			if s.hookHTTPPort, err = freePort(s.NodeIP.String()); err != nil {
+				return err
+			}
+			base := "http://" + net.JoinHostPort(s.NodeIP.String(), strconv.Itoa(s.hookHTTPPort))
+			sparkhooks.set = append(sparkhooks.set, "metacontroller.hookBaseURL="+base)
+		}
 	}
 	s.skipSchemaValidation = sparkhooks.skipSchemaValidation
 	switch {
@@ -417,6 +433,11 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 			// probe. One replica: the node is one machine. Its CRDs went in first (above): applied
 			// again, Helm would patch each and wait for them while sparkhooks' Pod starts.
 			metacontroller := installOptions{valuesFiles: []string{o.MetacontrollerValues}, set: []string{"replicas=1"}, setJSON: tolerations, skipCRDs: true}
+			if o.Simulated != nil {
+				// Its RBAC and StatefulSet, whose container runs on the host (runMetacontrollerOnHost):
+				// no Pod, which the simulated node would play as Running.
+				metacontroller.set = []string{"replicas=0"}
+			}
 			return helm.install(groupCtx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, metacontroller)
 		})
 	}
@@ -432,6 +453,12 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 	switch {
 	case o.OwnControllers:
 	case o.Metacontroller != "":
+		if o.Simulated != nil {
+			if err := s.runMetacontrollerOnHost(ctx, o, client); err != nil {
+				return err
+			}
+			phase("Metacontroller runs on the host")
+		}
 		if err := s.waitForControllers(ctx, client); err != nil {
 			return err
 		}
@@ -502,9 +529,6 @@ func (o *Options) check() error {
 		return fmt.Errorf("sparkhooks' chart: %w", err)
 	}
 	if o.Simulated != nil {
-		if o.Metacontroller != "" {
-			return errors.New("stack: Metacontroller cannot run with a simulated node: it would need cluster DNS to reach the hooks at their Service's name")
-		}
 		return nil
 	}
 	if o.Network == nil {
@@ -677,8 +701,10 @@ func (s *Stack) waitForControllers(ctx context.Context, client kubernetes.Interf
 // it, so its failure is the cluster's.
 func (s *Stack) supervise(ctx context.Context, policy restartPolicy, report func(string)) {
 	components := slices.Clone(s.control.components)
-	if s.hooks != nil {
-		components = append(components, s.hooks)
+	for _, c := range []*component{s.hooks, s.metacontroller} {
+		if c != nil {
+			components = append(components, c)
+		}
 	}
 	for _, c := range components {
 		s.running.Go(func() {
@@ -711,6 +737,9 @@ func (s *Stack) Stop() {
 		s.cancel()
 	}
 	s.running.Wait()
+	if s.metacontroller != nil {
+		s.metacontroller.stop(10 * time.Second)
+	}
 	if s.hooks != nil {
 		s.hooks.stop(10 * time.Second)
 	}
