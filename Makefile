@@ -9,20 +9,27 @@ E2EFLAGS       ?=
 # local stand-in. Point it at your own build with METACONTROLLER_BIN=/path/to/metacontroller.
 METACONTROLLER_BIN ?= $(wildcard $(CURDIR)/../shared/metacontroller/v4.17.2/metacontroller)
 export METACONTROLLER_BIN
+# The Kubeflow Spark Operator release (binary, entrypoint.sh, chart) make run OPERATOR=kubeflow
+# installs in place of sparkhooks, where the team's shared folder has it.
+KUBEFLOW_SPARK_OPERATOR ?= $(wildcard $(CURDIR)/../shared/kubeflow-spark-operator/v2.5.2)
+export KUBEFLOW_SPARK_OPERATOR
 
 .PHONY: run test bench lint generate build krew image image-push image-docker chart-check e2e memload spark-images kueue gateway-api kube helm test-fixtures node airflow
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
 ## pod names is prepared on first use; simulated pods without root or with RUNFLAGS=--simulate); with
-## NODE=containerd the node is the real one of make node (docs/real-node.md); RUNFLAGS passes flags
+## NODE=containerd the node is the real one of make node (docs/real-node.md); with OPERATOR=kubeflow the
+## Kubeflow Spark Operator's own chart (KUBEFLOW_SPARK_OPERATOR) runs in place of ours, to compare
+## (docs/local.md); RUNFLAGS passes flags
 # The operator, the sandbox and Kubernetes (hack/kube/build.sh) build with one set of flags, so the
 # packages they share compile once on a first run (make lint keeps their versions equal too).
 run:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/sparkhooks ./cmd/sparkhooks
 	CGO_ENABLED=0 $(GO) build -C sandbox -trimpath -o $(CURDIR)/bin/sparkhooks-local ./cmd/sparkhooks-local
 	bin/sparkhooks-local --kube-bin-dir "$$(hack/kube/build.sh)" --helm "$$(hack/helm/build.sh)" \
-		$(if $(filter containerd,$(NODE)),--real-node "$$(hack/node/build.sh)") $(RUNFLAGS)
+		$(if $(filter containerd,$(NODE)),--real-node "$$(hack/node/build.sh)") \
+		$(if $(OPERATOR),--operator "$(OPERATOR)") $(RUNFLAGS)
 
 ## test: unit, golden, schema and fuzz-seed tests of the operator, of the sandbox and of the image
 ## builder (modules of their own)

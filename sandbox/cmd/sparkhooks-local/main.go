@@ -32,8 +32,9 @@ Starts a one-machine Kubernetes cluster (kube-apiserver, kube-controller-manager
 make kube) with sparkhooks installed by Helm (make helm), run by Metacontroller or a local
 stand-in (docs/local.md), and a kubelet that runs pods as local processes with real Spark (needs
 root), preparing a Spark image when a pod first names it. With --simulate, or where pods cannot
-run, the node plays the pods' phases instead, without root. It needs kubectl. Ctrl-C stops
-everything it started.
+run, the node plays the pods' phases instead, without root. With --operator kubeflow, the Kubeflow
+Spark Operator's own chart is installed in place of sparkhooks', to compare. It needs kubectl.
+Ctrl-C stops everything it started.
 
 flags:
 `
@@ -88,9 +89,11 @@ type options struct {
 	metacontroller       string
 	metacontrollerChart  string
 	metacontrollerValues string
-	// metacontrollerSkipped is the Metacontroller binary given but not run: simulated mode.
-	metacontrollerSkipped string
-	readyFile             string
+	// operator is sparkhooks or kubeflow: the chart installed, ours or the Kubeflow Spark
+	// Operator's from the release kubeflowOperator (its binary, entrypoint.sh and chart/).
+	operator         string
+	kubeflowOperator string
+	readyFile        string
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -113,6 +116,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.metacontrollerChart, "metacontroller-chart", "", "Metacontroller's chart (default: helm/metacontroller next to the binary)")
 	fs.StringVar(&o.metacontrollerValues, "metacontroller-values", filepath.Join("chart", "metacontroller-values.yaml"), "the values Metacontroller's chart is installed with")
 	fs.StringVar(&o.readyFile, "ready-file", "", "write the kubeconfig's path here once everything is up (for scripts and tests)")
+	fs.StringVar(&o.operator, "operator", operatorSparkhooks, "the operator installed: sparkhooks, or kubeflow for the Kubeflow Spark Operator's own chart in its place, to compare (make run OPERATOR=kubeflow)")
+	fs.StringVar(&o.kubeflowOperator, "kubeflow-operator", os.Getenv("KUBEFLOW_SPARK_OPERATOR"), "with --operator kubeflow: the Kubeflow Spark Operator release to run (its binary spark-operator, entrypoint.sh and chart/)")
 	fs.BoolVar(&o.simulate, "simulate", false, "play the pods' phases instead of running them, without root")
 	fs.StringVar(&o.realNode, "real-node", "", "the directory make node prints: the node is the real kubelet with containerd and runc, kube-proxy and CoreDNS (docs/real-node.md) instead of the process kubelet, running the Spark images make spark-images prepared (make run NODE=containerd)")
 	if err := fs.Parse(args); err != nil {

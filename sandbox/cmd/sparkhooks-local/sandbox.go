@@ -29,6 +29,12 @@ import (
 // nodeName is the sandbox's one node.
 const nodeName = "sparkhooks-local"
 
+// The operators the sandbox installs (--operator).
+const (
+	operatorSparkhooks = "sparkhooks"
+	operatorKubeflow   = "kubeflow"
+)
+
 // check turns what would fail half-way into one line up front: each says what to do.
 func (o *options) check() error {
 	if _, err := exec.LookPath("kubectl"); err != nil {
@@ -49,6 +55,9 @@ func (o *options) check() error {
 		return fmt.Errorf("no sparkhooks binary at %q: build it (make build) or pass --sparkhooks", o.sparkhooks)
 	}
 	o.forcedSimulation = o.simulate
+	if err := o.checkOperator(); err != nil {
+		return err
+	}
 	if o.realNode != "" {
 		if o.simulate {
 			return errors.New("--real-node runs pods for real and --simulate plays them: pick one")
@@ -62,6 +71,9 @@ func (o *options) check() error {
 	}
 	if !o.simulate {
 		if reason := cannotRunPods(); reason != "" {
+			if o.operator == operatorKubeflow {
+				return fmt.Errorf("--operator kubeflow runs Kubeflow's spark-submit in pods, which cannot run here: %s", reason)
+			}
 			o.simulate, o.simulationReason = true, reason
 		}
 	}
@@ -84,10 +96,10 @@ func (o *options) check() error {
 	if info, err := os.Stat(o.helm); o.helm == "" || err != nil || info.IsDir() {
 		return fmt.Errorf("no helm at --helm %q: build it (make helm prints its path) and pass it", o.helm)
 	}
-	if o.metacontroller != "" && o.simulate {
-		// Announced in the banner rather than refused: make run passes the team's Metacontroller
-		// whenever it is there, images or not.
-		o.metacontrollerSkipped, o.metacontroller = o.metacontroller, ""
+	if o.metacontroller != "" && o.operator == operatorKubeflow {
+		// Not refused: make run passes the team's Metacontroller whenever it is there. The
+		// banner says there is none.
+		o.metacontroller = ""
 	}
 	if o.metacontroller != "" {
 		if _, err := os.Stat(o.metacontroller); err != nil {
@@ -97,6 +109,32 @@ func (o *options) check() error {
 			o.metacontrollerChart = filepath.Join(filepath.Dir(o.metacontroller), "helm", "metacontroller")
 		}
 	}
+	return nil
+}
+
+// checkOperator checks --operator and, for Kubeflow's, its release. The sparkhooks binary is
+// still required: make run builds it either way.
+func (o *options) checkOperator() error {
+	switch o.operator {
+	case operatorSparkhooks:
+		return nil
+	case operatorKubeflow:
+	default:
+		return fmt.Errorf("--operator %q: want %s or %s", o.operator, operatorSparkhooks, operatorKubeflow)
+	}
+	if o.simulate || o.realNode != "" {
+		return errors.New("--operator kubeflow runs on the process kubelet only (docs/local.md): not with --simulate or --real-node")
+	}
+	for _, f := range []string{"spark-operator", "entrypoint.sh", filepath.Join("chart", "Chart.yaml")} {
+		if _, err := os.Stat(filepath.Join(o.kubeflowOperator, f)); o.kubeflowOperator == "" || err != nil {
+			return fmt.Errorf("--kubeflow-operator %q has no %s: pass a Kubeflow Spark Operator release (its binary, entrypoint.sh and chart/; make run finds v2.5.2 next to the repository at ../shared/kubeflow-spark-operator)", o.kubeflowOperator, f)
+		}
+	}
+	abs, err := filepath.Abs(o.kubeflowOperator)
+	if err != nil {
+		return err
+	}
+	o.kubeflowOperator = abs
 	return nil
 }
 
@@ -199,7 +237,8 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	if !o.simulate {
+	// The History Server is a value of sparkhooks' chart.
+	if !o.simulate && o.operator != operatorKubeflow {
 		go startHistoryServer(ctx, cluster, report)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -271,7 +310,14 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 		APIServerMemoryLimit: "250MiB",
 	}
 	egress, imagesLine := "", ""
-	if !o.simulate {
+	if o.operator == operatorKubeflow {
+		opts.Kubeflow = &stack.KubeflowOperator{
+			Chart: filepath.Join(o.kubeflowOperator, "chart"),
+			// The ServiceAccount our chart gives drivers, which the examples name; Kubeflow's
+			// own default is spark-operator-spark.
+			Set: []string{"spark.serviceAccount.name=spark"},
+		}
+	} else if !o.simulate {
 		set, err := eventLogValues(dir)
 		if err != nil {
 			return nil, "", err
@@ -303,7 +349,7 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 			opts.RealNode = o.realNode
 			imagesLine = realNodeImagesBanner(o.images, prepared)
 		} else {
-			opts.ImageSource = &sparkimages.Builder{Script: imageScript, Dir: o.images, Logf: logf}
+			opts.ImageSource = &sparkimages.Builder{Script: imageScript, Dir: o.images, Logf: logf, KubeflowOperator: o.kubeflowOperator}
 			opts.PullReport = pulls
 		}
 	}
@@ -325,6 +371,11 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 %s%s%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
 `, controlPlane, nodeName, opts.Network.Subnet, imagesLine, cpuHint(cpus), egress, o.chart, stack.SparkhooksNamespace, s.Controller), nil
 	}
+	if o.operator == operatorKubeflow {
+		return s, fmt.Sprintf(`%sNode %s: the process kubelet, pods as local processes on the images in %s, on the pod network %s.
+%s%sInstalled with Helm in place of sparkhooks: %s's own chart (%s) in namespace %s, its controller and webhook from the image %s prepared from the release; its CRDs; no Metacontroller.
+`, controlPlane, nodeName, o.images, opts.Network.Subnet, imagesLine, egress, s.Controller, opts.Kubeflow.Chart, stack.KubeflowNamespace, opts.Kubeflow.Image()), nil
+	}
 	if !o.simulate {
 		return s, fmt.Sprintf(`%sNode %s: the process kubelet, pods as local processes on the images in %s, on the pod network %s.
 %s%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
@@ -334,14 +385,14 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 	if !o.forcedSimulation {
 		mode += " " + o.simulationReason
 	}
-	skipped := ""
-	if o.metacontrollerSkipped != "" {
-		skipped = fmt.Sprintf("Not Metacontroller (%s): in simulated mode it would need cluster DNS to reach the hooks' Service.\n", o.metacontrollerSkipped)
+	controller := ""
+	if o.metacontroller != "" {
+		controller = "Metacontroller runs as a process of this machine too, calling the hooks at that address (the chart's metacontroller.hookBaseURL): no cluster DNS resolves the Service's name here.\n"
 	}
 	return s, fmt.Sprintf(`%s
 %sNode %s: the simulated kubelet at %s, which plays the phases of the pods bound to it.
 Installed with Helm: %s in namespace %s (hooks and webhooks), run by %s; sparkhooks serve runs as a process of this machine at %s behind the chart's Service.
-%s`, mode, controlPlane, nodeName, s.NodeIP, o.chart, stack.SparkhooksNamespace, s.Controller, s.HookServer, skipped), nil
+%s`, mode, controlPlane, nodeName, s.NodeIP, o.chart, stack.SparkhooksNamespace, s.Controller, s.HookServer, controller), nil
 }
 
 // loadImages reads the image table of dir, empty if nothing was prepared there yet, and the

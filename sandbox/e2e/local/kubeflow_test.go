@@ -10,64 +10,71 @@ import (
 	"time"
 )
 
-// TestKubeflowSparkPiExample applies Kubeflow's own examples/spark-pi.yaml (v2.5.2) unchanged to
-// `make run`: it names docker.io/apache/spark:4.0.4, a Spark the sandbox does not pin, so the
-// first run prepares it from the sdist the package index serves, checked against the sha256 the
-// index lists (one download of about 400 MB, then the download cache). Kubeflow's chart creates the
-// service account the example names; here the user creates it, bound to the chart's driver Role.
-func TestKubeflowSparkPiExample(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the sandbox runs pods in namespaces: this test needs root")
-	}
-	dir := os.Getenv("KUBEFLOW_SPARK_OPERATOR_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "shared", "kubeflow-spark-operator", "v2.5.2")
-	}
-	example := filepath.Join(dir, "examples", "spark-pi.yaml")
-	data, err := os.ReadFile(example)
-	if err != nil {
-		t.Skipf("Kubeflow's example (KUBEFLOW_SPARK_OPERATOR_DIR, the team's shared folder): %v", err)
-	}
-	if !strings.Contains(string(data), "image: docker.io/apache/spark:4.0.4") {
-		t.Fatalf("%s no longer names docker.io/apache/spark:4.0.4:\n%s", example, data)
+// TestMakeRunWithKubeflowOperator is make run OPERATOR=kubeflow: the same sandbox with the
+// Kubeflow Spark Operator's own chart installed in place of ours (its controller and webhook as
+// Pods on the process kubelet, from the image the sandbox prepares from the release), neither
+// our chart nor a CompositeController there, and examples/spark-pi.yaml run by Kubeflow's
+// spark-submit to COMPLETED. Its webhook's own certificate works: an application without
+// spec.mode is defaulted by it, on a server-side dry run.
+func TestMakeRunWithKubeflowOperator(t *testing.T) {
+	requireRealSpark(t)
+	release := os.Getenv("KUBEFLOW_SPARK_OPERATOR")
+	if release == "" {
+		t.Skip("KUBEFLOW_SPARK_OPERATOR names no Kubeflow Spark Operator release (make sets it when ../shared/kubeflow-spark-operator/v2.5.2 exists)")
 	}
 	sandbox, hooks := build(t)
-	s := start(t, sandbox, "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", imagesDir())
+	s := start(t, sandbox, append(realArgs(hooks), "--operator", "kubeflow", "--kubeflow-operator", release)...)
+	stopped := false
+	defer func() {
+		if !stopped {
+			s.stopAndCheckNothingIsLeft(t)
+		}
+	}()
 	t.Logf("up after %s:\n%s", s.upAfter.Round(100*time.Millisecond), s.output)
+	for _, want := range []string{"Installed with Helm in place of sparkhooks", "the Kubeflow Spark Operator 2.5.2", "ghcr.io/kubeflow/spark-operator/controller:2.5.2"} {
+		if !strings.Contains(s.output.String(), want) {
+			t.Fatalf("the banner does not say %q:\n%s", want, s.output)
+		}
+	}
+	if out, err := s.kubectl("get", "deployments", "--namespace", "spark-operator", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.readyReplicas} {end}"); err != nil || out != "spark-operator-controller=1 spark-operator-webhook=1 " {
+		t.Errorf("Kubeflow's Deployments: %v: %q, want its controller and webhook ready", err, out)
+	}
+	if out, err := s.kubectl("get", "crds", "-o", "name"); err != nil || !strings.Contains(out, "sparkconnects.sparkoperator.k8s.io") || strings.Contains(out, "compositecontrollers") || strings.Contains(out, "sparkhooks") {
+		t.Errorf("CRDs: %v: want Kubeflow's, neither Metacontroller's nor ours:\n%s", err, out)
+	}
 
-	role, err := s.kubectl("get", "roles", "-n", "default", "-o", "name")
+	example, err := os.ReadFile("examples/spark-pi.yaml")
 	if err != nil {
-		t.Fatalf("kubectl get roles: %v\n%s", err, role)
+		t.Fatal(err)
 	}
-	var driverRole string
-	for _, r := range strings.Fields(role) {
-		if strings.HasSuffix(r, "-spark-driver") {
-			driverRole = strings.TrimPrefix(r, "role.rbac.authorization.k8s.io/")
-		}
+	noMode := filepath.Join(t.TempDir(), "no-mode.yaml")
+	if err := os.WriteFile(noMode, []byte(strings.Replace(string(example), "  mode: cluster\n", "", 1)), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	for _, args := range [][]string{
-		{"create", "serviceaccount", "spark-operator-spark", "-n", "default"},
-		{"create", "rolebinding", "spark-operator-spark", "-n", "default", "--role", driverRole, "--serviceaccount", "default:spark-operator-spark"},
-		{"apply", "-f", example},
-	} {
-		if out, err := s.kubectl(args...); err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+	if out, err := s.kubectl("apply", "--dry-run=server", "-f", noMode, "-o", "jsonpath={.spec.mode}"); err != nil || out != "cluster" {
+		t.Errorf("a dry run of an application without spec.mode: %v: mode %q, want Kubeflow's webhook to default it to cluster", err, out)
 	}
-	applied := time.Now()
+
+	if out, err := s.kubectl("apply", "-f", "examples/spark-pi.yaml"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
 	state := ""
-	for deadline := applied.Add(12 * time.Minute); time.Now().Before(deadline) && state != "COMPLETED" && state != "FAILED"; {
-		time.Sleep(2 * time.Second)
+	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline) && state != "COMPLETED" && state != "FAILED"; {
+		time.Sleep(time.Second)
 		state, _ = s.kubectl("get", "sparkapp", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
 	}
 	if state != "COMPLETED" {
 		out, _ := s.kubectl("get", "sparkapp", "spark-pi", "-o", "yaml")
-		t.Fatalf("spark-pi is %q, want COMPLETED:\n%s\n%s", state, out, tail(s.output.String(), 30))
+		logs, _ := s.kubectl("logs", "--namespace", "spark-operator", "deployment/spark-operator-controller", "--tail", "40")
+		t.Fatalf("spark-pi is %q, want COMPLETED:\n%s\nthe controller's log:\n%s", state, out, logs)
 	}
-	logs, err := s.kubectl("logs", "spark-pi-driver")
-	if err != nil || !strings.Contains(logs, "Pi is roughly 3.1") {
+	// Kubeflow's spark-submit made the driver: its submission id is on the Pod.
+	if out, _ := s.kubectl("get", "pod", "spark-pi-driver", "-o", "jsonpath={.metadata.labels.sparkoperator\\.k8s\\.io/submission-id}"); out == "" {
+		t.Errorf("the driver Pod has no sparkoperator.k8s.io/submission-id label: not Kubeflow's")
+	}
+	if logs, err := s.kubectl("logs", "spark-pi-driver"); err != nil || !strings.Contains(logs, "Pi is roughly 3.1") {
 		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, tail(logs, 20))
 	}
-	t.Logf("from kubectl apply to COMPLETED: %s (with the image prepared on first use)", time.Since(applied).Round(time.Second))
+	stopped = true
 	s.stopAndCheckNothingIsLeft(t)
 }

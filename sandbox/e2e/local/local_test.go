@@ -307,6 +307,8 @@ func (s *started) stopAndCheckNothingIsLeft(t *testing.T) {
 // through the chart's Service at the hook server's host process, SparkPi's phases played to
 // COMPLETED through the real hooks, kubectl logs through the simulated kubelet's API saying
 // nothing ran, then SIGINT and nothing left. Run as root, the test runs the sandbox as nobody.
+// With METACONTROLLER_BIN it runs twice: under the stand-in and under Metacontroller, a process
+// of this machine calling the hooks at the hook server's host address.
 func TestSimulatedMode(t *testing.T) {
 	kubeBinDir, helm := os.Getenv("KUBE_BIN_DIR"), os.Getenv("HELM")
 	if kubeBinDir == "" || helm == "" {
@@ -319,7 +321,22 @@ func TestSimulatedMode(t *testing.T) {
 		kubeBinDir = readableCopy(t, kubeBinDir, "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 		helm = filepath.Join(readableCopy(t, filepath.Dir(helm), filepath.Base(helm)), filepath.Base(helm))
 	}
-	s := startAs(t, user, sandbox, "--simulate", "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", t.TempDir(), "--kube-bin-dir", kubeBinDir, "--helm", helm)
+	controllers := map[string]string{"": "the local stand-in for Metacontroller"}
+	if bin := os.Getenv("METACONTROLLER_BIN"); bin != "" {
+		controllers[bin] = "Metacontroller v"
+	}
+	for metacontroller, controller := range controllers {
+		t.Run(controller, func(t *testing.T) {
+			runSimulated(t, user, sandbox, controller, "--simulate", "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", t.TempDir(),
+				"--kube-bin-dir", kubeBinDir, "--helm", helm, "--metacontroller", metacontroller)
+		})
+	}
+}
+
+// runSimulated starts the simulated sandbox as user with args and checks that its banner names
+// controller.
+func runSimulated(t *testing.T, user *unprivileged, sandbox, controller string, args ...string) {
+	s := startAs(t, user, sandbox, args...)
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -329,7 +346,7 @@ func TestSimulatedMode(t *testing.T) {
 	}()
 	tree := append(descendants(s.cmd.Process.Pid), s.cmd.Process.Pid)
 	t.Logf("up after %s, %d processes, %d MiB resident:\n%s", s.upAfter.Round(100*time.Millisecond), len(tree), residentMiB(tree), s.output)
-	for _, want := range []string{"Mode: SIMULATED", "Kubernetes v1.", "the simulated kubelet", "Installed with Helm", "run by the local stand-in for Metacontroller"} {
+	for _, want := range []string{"Mode: SIMULATED", "Kubernetes v1.", "the simulated kubelet", "Installed with Helm", "run by " + controller} {
 		if !strings.Contains(s.output.String(), want) {
 			t.Fatalf("the banner does not say %q:\n%s", want, s.output)
 		}

@@ -280,9 +280,10 @@ func containerMounts(c *corev1.Container, volumes map[string]string, podFiles ma
 			if filepath.IsAbs(sub) || sub == ".." || strings.HasPrefix(sub, "../") {
 				return nil, &configError{msg: fmt.Sprintf("subPath %q of volume %s leaves the volume", m.SubPath, m.Name)}
 			}
+			volume := source
 			source = filepath.Join(source, sub)
 			if _, err := os.Stat(source); os.IsNotExist(err) {
-				if err := os.MkdirAll(source, 0o777); err != nil {
+				if err := makeSubPath(volume, source); err != nil {
 					return nil, err
 				}
 			}
@@ -301,4 +302,18 @@ func containerMounts(c *corev1.Container, volumes map[string]string, podFiles ma
 type mountSpec struct {
 	source, target string
 	readOnly       bool
+}
+
+// makeSubPath creates a subPath directory as the kubelet does: with the mode of the volume itself
+// (an emptyDir's 0777), whatever the umask, so that a non-root container of an fsGroup can write
+// in it (Kubeflow's webhook writes its certificates into one).
+func makeSubPath(volume, dir string) error {
+	info, err := os.Stat(volume)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	return os.Chmod(dir, info.Mode().Perm())
 }

@@ -1,6 +1,8 @@
 // Package sparkimages prepares the sandbox's Spark images when a pod first names one (a pull, for
 // the process kubelet's prockubelet.ImageSource), with the pinned, checksummed steps of `make
-// spark-images`: hack/spark-images/build.sh, for that image's Spark version only.
+// spark-images`: hack/spark-images/build.sh, for that image's Spark version only. With a Kubeflow
+// Spark Operator release, it also prepares that operator's image (kubeflow-operator.sh, next to
+// build.sh): a Spark layer with the operator's binary, which Kubeflow's chart runs.
 package sparkimages
 
 import (
@@ -27,17 +29,30 @@ type Builder struct {
 	Dir string
 	// Logf receives the script's output, line by line.
 	Logf func(format string, args ...any)
+	// KubeflowOperator is a Kubeflow Spark Operator release (its binary, entrypoint.sh and
+	// chart/); empty: its image is not prepared here.
+	KubeflowOperator string
 }
+
+// KubeflowOperatorImage is the repository of the image Kubeflow's chart runs its controller and
+// webhook from, tagged with the chart's appVersion.
+const KubeflowOperatorImage = "ghcr.io/kubeflow/spark-operator/controller"
+
+// kubeflowOperatorScript prepares KubeflowOperatorImage; it lives next to build.sh.
+const kubeflowOperatorScript = "kubeflow-operator.sh"
 
 // Pull prepares the image ref names: build.sh builds the layer of its Spark version (downloading
 // its sdist through pip, checked against the pinned sha256 or the one the package index lists, if
 // it is not in the download cache) and lists it in images.json.
 func (b *Builder) Pull(ctx context.Context, ref string, progress func(prockubelet.Progress)) (prockubelet.Image, error) {
+	if tag, ok := strings.CutPrefix(ref, KubeflowOperatorImage+":"); ok && b.KubeflowOperator != "" {
+		return b.pullKubeflowOperator(ctx, ref, tag, progress)
+	}
 	version, err := sparkVersion(ref)
 	if err != nil {
 		return prockubelet.Image{}, err
 	}
-	if err := b.build(ctx, version, progress); err != nil {
+	if err := b.build(ctx, b.Script, []string{version}, progress); err != nil {
 		return prockubelet.Image{}, err
 	}
 	table, err := prockubelet.LoadImageTable(filepath.Join(b.Dir, "images.json"))
@@ -47,6 +62,27 @@ func (b *Builder) Pull(ctx context.Context, ref string, progress func(prockubele
 	image, ok := table.Lookup(ref)
 	if !ok {
 		return prockubelet.Image{}, fmt.Errorf("%s: not found: Spark %s is prepared, but not under this tag (hack/spark-images/README.md lists the tags)", ref, version)
+	}
+	return image, nil
+}
+
+// pullKubeflowOperator prepares the Kubeflow Spark Operator's image from the release, whose
+// chart's appVersion must be tag: the script writes the image's own table.
+func (b *Builder) pullKubeflowOperator(ctx context.Context, ref, tag string, progress func(prockubelet.Progress)) (prockubelet.Image, error) {
+	script := filepath.Join(filepath.Dir(b.Script), kubeflowOperatorScript)
+	if err := b.build(ctx, script, []string{b.KubeflowOperator}, progress); err != nil {
+		return prockubelet.Image{}, err
+	}
+	table, err := prockubelet.LoadImageTable(filepath.Join(b.Dir, "kubeflow-spark-operator-"+tag+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return prockubelet.Image{}, fmt.Errorf("%s: not found: the release %s is of another version", ref, b.KubeflowOperator)
+	}
+	if err != nil {
+		return prockubelet.Image{}, err
+	}
+	image, ok := table.Lookup(ref)
+	if !ok {
+		return prockubelet.Image{}, fmt.Errorf("%s: not found in the table %s prepared", ref, script)
 	}
 	return image, nil
 }
@@ -124,10 +160,11 @@ func compareRelease(a, b [3]int) int {
 	return 0
 }
 
-// build runs build.sh for version, reporting its steps and pip's download progress. Its error
-// is the script's last "spark-images: " line, which says why in words.
-func (b *Builder) build(ctx context.Context, version string, progress func(prockubelet.Progress)) error {
-	cmd := exec.CommandContext(ctx, b.Script, version)
+// build runs script (build.sh or kubeflow-operator.sh) with args, reporting its steps and pip's
+// download progress. Its error is the script's last "spark-images: " line, which says why in
+// words.
+func (b *Builder) build(ctx context.Context, script string, args []string, progress func(prockubelet.Progress)) error {
+	cmd := exec.CommandContext(ctx, script, args...)
 	dir, err := filepath.Abs(b.Dir)
 	if err != nil {
 		return err
@@ -148,7 +185,7 @@ func (b *Builder) build(ctx context.Context, version string, progress func(prock
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("starting %s: %w", b.Script, err)
+		return fmt.Errorf("starting %s: %w", script, err)
 	}
 	logf := b.Logf
 	if logf == nil {
@@ -162,7 +199,7 @@ func (b *Builder) build(ctx context.Context, version string, progress func(prock
 		if reason != "" {
 			return errors.New(reason)
 		}
-		return fmt.Errorf("%s %s: %w", b.Script, version, err)
+		return fmt.Errorf("%s %s: %w", script, strings.Join(args, " "), err)
 	}
 	return nil
 }

@@ -134,3 +134,50 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// fakeOperatorScript is a kubeflow-operator.sh that, for the release directory it is given,
+// writes a layer and its image table as the real one does for version 2.5.2.
+const fakeOperatorScript = `#!/bin/sh
+echo "== layer kubeflow-spark-operator-2.5.2: spark-4.0.1 (hard links), /usr/bin/spark-operator, tini, entrypoint.sh"
+[ -f "$1/spark-operator" ] || { echo "spark-images: $1 has no spark-operator: it is not a Kubeflow Spark Operator release" >&2; exit 1; }
+mkdir -p "$SPARK_IMAGES_DIR/kubeflow-spark-operator-2.5.2"
+echo '{"images": {"ghcr.io/kubeflow/spark-operator/controller:2.5.2": {"root": "kubeflow-spark-operator-2.5.2", "entrypoint": ["/usr/bin/entrypoint.sh"], "user": "185"}}}' >"$SPARK_IMAGES_DIR/kubeflow-spark-operator-2.5.2.json"
+`
+
+func TestBuilderPullsKubeflowOperator(t *testing.T) {
+	scripts := t.TempDir()
+	for name, content := range map[string]string{"build.sh": fakeScript, kubeflowOperatorScript: fakeOperatorScript} {
+		if err := os.WriteFile(filepath.Join(scripts, name), []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := t.TempDir()
+	if err := os.WriteFile(filepath.Join(release, "spark-operator"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, release, ref string
+		wantErr, wantRoot  string
+	}{
+		{name: "the release's version", release: release, ref: "ghcr.io/kubeflow/spark-operator/controller:2.5.2", wantRoot: filepath.Join(dir, "kubeflow-spark-operator-2.5.2")},
+		{name: "another version", release: release, ref: "ghcr.io/kubeflow/spark-operator/controller:2.4.0", wantErr: "ghcr.io/kubeflow/spark-operator/controller:2.4.0: not found: the release " + release + " is of another version"},
+		{name: "not a release", release: t.TempDir(), ref: "ghcr.io/kubeflow/spark-operator/controller:2.5.2", wantErr: "is not a Kubeflow Spark Operator release"},
+		{name: "no release given", ref: "ghcr.io/kubeflow/spark-operator/controller:2.5.2", wantErr: "prepares the images apache/spark and spark only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &Builder{Script: filepath.Join(scripts, "build.sh"), Dir: dir, KubeflowOperator: tc.release}
+			var steps []prockubelet.Progress
+			image, err := b.Pull(context.Background(), tc.ref, func(p prockubelet.Progress) { steps = append(steps, p) })
+			if got := errString(err); !strings.Contains(got, tc.wantErr) || (tc.wantErr == "") != (err == nil) {
+				t.Fatalf("Pull: %v, want %q", err, tc.wantErr)
+			}
+			if image.Root != tc.wantRoot {
+				t.Errorf("root %q, want %q", image.Root, tc.wantRoot)
+			}
+			if err == nil && (len(steps) == 0 || !strings.HasPrefix(steps[0].Step, "layer kubeflow-spark-operator-2.5.2")) {
+				t.Errorf("progress = %+v, want the script's step", steps)
+			}
+		})
+	}
+}

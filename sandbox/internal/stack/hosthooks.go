@@ -38,6 +38,8 @@ import (
 const (
 	// hookRelease is the chart's release, which names its Deployment and Service.
 	hookRelease = "sparkhooks"
+	// hookPortName is the container port the hooks are served at (the Service's targetPort).
+	hookPortName = "http"
 	// hostEndpointsManager marks the EndpointSlice of the host process, so that the
 	// EndpointSlice controller, which manages only its own, leaves it alone.
 	hostEndpointsManager = "sparkhooks-local"
@@ -69,6 +71,9 @@ func (s *Stack) runHooksOnHost(ctx context.Context, o Options, client kubernetes
 		free, err := freePort(s.NodeIP.String())
 		if err != nil {
 			return err
+		}
+		if p.Name == hookPortName && s.hookHTTPPort != 0 {
+			free = s.hookHTTPPort
 		}
 		to := netip.AddrPortFrom(s.NodeIP, uint16(free))
 		moved := false

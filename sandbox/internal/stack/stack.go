@@ -9,8 +9,12 @@
 // the hook server and Metacontroller run as the Pods their charts describe, from local image
 // layers holding the binaries: no registry is needed, and the charts' RBAC, probes, mounts,
 // security contexts and Services are what a cluster would run. On the simulated node the hook
-// server runs as a host process behind the chart's Service (hosthooks.go), and the stand-in runs
-// the CompositeControllers.
+// server runs as a host process behind the chart's Service (hosthooks.go), and so does
+// Metacontroller (metacontrollerhost.go), else the stand-in runs the CompositeControllers.
+//
+// With Options.Kubeflow, the Kubeflow Spark Operator's own chart goes in instead of sparkhooks'
+// and nothing runs CompositeControllers (kubeflow.go), so that the same cluster can be compared
+// under the operator sparkhooks replaces.
 //
 // The stack keeps what it starts running (supervise.go): a control-plane process or the host
 // hook server that exits is restarted, and one that keeps exiting ends the cluster (Failed); the
@@ -87,6 +91,9 @@ type Options struct {
 	SparkhooksImage string
 	// Metacontroller is the upstream binary; empty runs the local stand-in instead.
 	Metacontroller string
+	// Kubeflow, when set, installs the Kubeflow Spark Operator's chart instead of sparkhooks'
+	// (kubeflow.go): Chart, ChartSet, Sparkhooks and Metacontroller are then unused.
+	Kubeflow *KubeflowOperator
 	// OwnControllers: the caller runs the CompositeControllers itself (the contract suite's
 	// stand-ins, one per test namespace). The chart goes in without its CompositeControllers
 	// (metacontroller.enabled=false) and neither Metacontroller nor the stand-in starts.
@@ -130,9 +137,10 @@ type Options struct {
 
 // SimulatedNode configures the simulated node (sandbox/internal/simkubelet). No kubelet runs
 // the chart's Deployment then: the hook server runs as a host process at IP behind the chart's
-// Service (hosthooks.go). Metacontroller cannot run either: as a host process it would reach the
-// hooks at the Service's name, which resolves only through cluster DNS, which this cluster has
-// not; the stand-in runs the CompositeControllers.
+// Service (hosthooks.go). Metacontroller, when given, runs as a host process too
+// (metacontrollerhost.go): it would reach the hooks at the Service's name, which resolves only
+// through cluster DNS, which this cluster has not, so the chart's registrations name the hook
+// server's host address instead (metacontroller.hookBaseURL).
 type SimulatedNode struct {
 	// IP is the node's address, where the kubelet API and the hook server listen: an address of
 	// this machine other than loopback, which EndpointSlice validation refuses. The zero value
@@ -168,6 +176,11 @@ type Stack struct {
 
 	control *ControlPlane
 	hooks   *component
+	// hookHTTPPort is the port the hook server's host process serves the hooks at, chosen
+	// before the chart goes in when a host-process Metacontroller calls it there; 0: any.
+	hookHTTPPort int
+	// metacontroller is Metacontroller's host process on a simulated node.
+	metacontroller *component
 	// failed delivers the first reason the cluster cannot go on (Failed).
 	failed   chan error
 	failOnce sync.Once
@@ -209,7 +222,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	// plane starts, rather than on the way from the API server to the charts.
 	var chartImages map[string]prockubelet.Image
 	var layers errgroup.Group
-	if o.Simulated == nil {
+	if o.Simulated == nil && o.Kubeflow == nil {
 		layers.Go(func() (err error) {
 			chartImages, err = o.chartImages()
 			return err
@@ -353,8 +366,11 @@ func applyCRDFiles(ctx context.Context, cfg *restclient.Config, dir string) erro
 // chart or the stand-in, and returns once the controllers run.
 func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kubernetes.Interface, phase func(string)) error {
 	helm := helmRunner{binary: o.Helm, kubeconfig: s.Kubeconfig, home: filepath.Join(o.Dir, "helm"), logDir: s.LogDir}
+	if o.Kubeflow != nil {
+		return s.installKubeflow(ctx, o, helm, phase)
+	}
 	s.helm, s.chart = helm, o.Chart
-	tolerations, err := tolerationsValue(o.NodeTaints)
+	tolerations, err := tolerationsValue(o.NodeTaints, "tolerations")
 	if err != nil {
 		return err
 	}
@@ -366,6 +382,16 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 		// for a cluster: nothing would serve the webhooks; here the host process does.
 		sparkhooks.set = append(slices.Clone(sparkhooks.set), "replicaCount=0")
 		sparkhooks.skipSchemaValidation = true
+		if o.Metacontroller != "" {
+			// Metacontroller as a process of this machine cannot resolve the Service's name
+			// (no cluster DNS): the registrations name the hook server's host address instead,
+			// as a cluster whose Metacontroller runs outside it sets hookBaseURL.
+			if s.hookHTTPPort, err = freePort(s.NodeIP.String()); err != nil {
+				return err
+			}
+			base := "http://" + net.JoinHostPort(s.NodeIP.String(), strconv.Itoa(s.hookHTTPPort))
+			sparkhooks.set = append(sparkhooks.set, "metacontroller.hookBaseURL="+base)
+		}
 	}
 	s.skipSchemaValidation = sparkhooks.skipSchemaValidation
 	switch {
@@ -412,6 +438,11 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 			// probe. One replica: the node is one machine. Its CRDs went in first (above): applied
 			// again, Helm would patch each and wait for them while sparkhooks' Pod starts.
 			metacontroller := installOptions{valuesFiles: []string{o.MetacontrollerValues}, set: []string{"replicas=1"}, setJSON: tolerations, skipCRDs: true}
+			if o.Simulated != nil {
+				// Its RBAC and StatefulSet, whose container runs on the host (runMetacontrollerOnHost):
+				// no Pod, which the simulated node would play as Running.
+				metacontroller.set = []string{"replicas=0"}
+			}
 			return helm.install(groupCtx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, metacontroller)
 		})
 	}
@@ -427,6 +458,12 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 	switch {
 	case o.OwnControllers:
 	case o.Metacontroller != "":
+		if o.Simulated != nil {
+			if err := s.runMetacontrollerOnHost(ctx, o, client); err != nil {
+				return err
+			}
+			phase("Metacontroller runs on the host")
+		}
 		if err := s.waitForControllers(ctx, client); err != nil {
 			return err
 		}
@@ -462,11 +499,28 @@ func (o *Options) check() error {
 	for _, f := range []struct{ what, path string }{
 		{"kube-apiserver (make kube)", filepath.Join(o.KubeBinDir, "kube-apiserver")},
 		{"helm (make helm)", o.Helm},
-		{"the sparkhooks binary", o.Sparkhooks},
 	} {
 		if info, err := os.Stat(f.path); err != nil || info.IsDir() {
 			return fmt.Errorf("no %s at %q", f.what, f.path)
 		}
+	}
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		return errors.New("kubectl is not on PATH: install it (Debian: apt-get install kubectl)")
+	}
+	if o.NodeName == "" || o.Dir == "" {
+		return errors.New("stack: Dir and NodeName are required")
+	}
+	if o.Kubeflow != nil {
+		if err := o.Kubeflow.check(o); err != nil {
+			return err
+		}
+		if o.Network == nil {
+			return errors.New("stack: the process kubelet needs a Network")
+		}
+		return nil
+	}
+	if info, err := os.Stat(o.Sparkhooks); err != nil || info.IsDir() {
+		return fmt.Errorf("no sparkhooks binary at %q", o.Sparkhooks)
 	}
 	if o.Metacontroller != "" {
 		if _, err := os.Stat(o.Metacontroller); err != nil {
@@ -479,16 +533,7 @@ func (o *Options) check() error {
 	if _, err := os.Stat(filepath.Join(o.Chart, "Chart.yaml")); err != nil {
 		return fmt.Errorf("sparkhooks' chart: %w", err)
 	}
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		return errors.New("kubectl is not on PATH: install it (Debian: apt-get install kubectl)")
-	}
-	if o.NodeName == "" || o.Dir == "" {
-		return errors.New("stack: Dir and NodeName are required")
-	}
 	if o.Simulated != nil {
-		if o.Metacontroller != "" {
-			return errors.New("stack: Metacontroller cannot run with a simulated node: it would need cluster DNS to reach the hooks at their Service's name")
-		}
 		return nil
 	}
 	if o.Network == nil {
@@ -540,8 +585,9 @@ func (o *Options) sparkhooksImageRef() string {
 	return "ghcr.io/sparkhooks/sparkhooks:" + chartAppVersion(o.Chart)
 }
 
-// tolerationsValue is the --set-json argument that makes a chart's Pods tolerate taints, or none.
-func tolerationsValue(taints []corev1.Taint) ([]string, error) {
+// tolerationsValue are the --set-json arguments, one per values key, that make a chart's Pods
+// tolerate taints, or none.
+func tolerationsValue(taints []corev1.Taint, keys ...string) ([]string, error) {
 	if len(taints) == 0 {
 		return nil, nil
 	}
@@ -553,7 +599,11 @@ func tolerationsValue(taints []corev1.Taint) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{"tolerations=" + string(data)}, nil
+	var set []string
+	for _, key := range keys {
+		set = append(set, key+"="+string(data))
+	}
+	return set, nil
 }
 
 // installBinary copies an executable into an image layer, readable by the image's user.
@@ -661,8 +711,10 @@ func (s *Stack) waitForControllers(ctx context.Context, client kubernetes.Interf
 // it, so its failure is the cluster's.
 func (s *Stack) supervise(ctx context.Context, policy restartPolicy, report func(string)) {
 	components := slices.Clone(s.control.components)
-	if s.hooks != nil {
-		components = append(components, s.hooks)
+	for _, c := range []*component{s.hooks, s.metacontroller} {
+		if c != nil {
+			components = append(components, c)
+		}
 	}
 	for _, c := range components {
 		s.running.Go(func() {
@@ -695,6 +747,9 @@ func (s *Stack) Stop() {
 		s.cancel()
 	}
 	s.running.Wait()
+	if s.metacontroller != nil {
+		s.metacontroller.stop(10 * time.Second)
+	}
 	if s.hooks != nil {
 		s.hooks.stop(10 * time.Second)
 	}

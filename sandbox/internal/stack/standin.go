@@ -62,14 +62,24 @@ func installCompositeControllerCRD(ctx context.Context, cfg *restclient.Config) 
 	return nil
 }
 
+// The stand-in's client limits: those chart/metacontroller-values.yaml gives Metacontroller
+// (docs/install.md measures why). At client-go's defaults (5 requests/s, burst 10) the sandbox
+// ran about 33 applications a minute whatever the hooks did.
+const (
+	standInQPS   = 200
+	standInBurst = 400
+)
+
 // startStandIn runs one stand-in controller per CompositeController the chart installed. Its hook
 // calls reach the Services the URLs name at their endpoints, as kube-apiserver reaches webhooks.
 func (s *Stack) startStandIn(ctx, runCtx context.Context, o Options) error {
-	dyn, err := dynamic.NewForConfig(s.Admin)
+	cfg := restclient.CopyConfig(s.Admin)
+	cfg.QPS, cfg.Burst = standInQPS, standInBurst
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	core, err := kubernetes.NewForConfig(s.Admin)
+	core, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -90,7 +100,7 @@ func (s *Stack) startStandIn(ctx, runCtx context.Context, o Options) error {
 		if err := json.Unmarshal(data, &cc); err != nil {
 			return fmt.Errorf("decoding CompositeController %s: %w", item.GetName(), err)
 		}
-		ctl, err := localcluster.NewContractController(s.Admin, &cc, localcluster.ControllerOptions{Logf: o.Logf, HTTPClient: httpClient})
+		ctl, err := localcluster.NewContractController(cfg, &cc, localcluster.ControllerOptions{Logf: o.Logf, HTTPClient: httpClient})
 		if err != nil {
 			return err
 		}

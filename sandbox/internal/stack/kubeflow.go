@@ -1,0 +1,77 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/sparkimages"
+)
+
+// The Kubeflow Spark Operator's release and namespace, as its README installs it.
+const (
+	KubeflowRelease   = "spark-operator"
+	KubeflowNamespace = "spark-operator"
+)
+
+// KubeflowOperator installs the Kubeflow Spark Operator's own chart in place of sparkhooks', so
+// that the same cluster runs the same SparkApplications under the operator sparkhooks replaces.
+// Its controller and webhook run as the chart's Pods on the process kubelet, from the image
+// ghcr.io/kubeflow/spark-operator/controller:<appVersion>, which Options.ImageSource prepares
+// (sandbox/internal/sparkimages); the chart's CRDs go in with it. Neither Metacontroller nor the
+// stand-in runs.
+type KubeflowOperator struct {
+	// Chart is the chart's directory (with crds/); Set are --set arguments for its install.
+	Chart string
+	Set   []string
+}
+
+// Name says what runs the applications, with the chart's version.
+func (k *KubeflowOperator) Name() string {
+	return "the Kubeflow Spark Operator " + chartAppVersion(k.Chart)
+}
+
+// Image is the image the chart runs, tagged with its appVersion as the chart tags it.
+func (k *KubeflowOperator) Image() string {
+	return sparkimages.KubeflowOperatorImage + ":" + chartAppVersion(k.Chart)
+}
+
+func (k *KubeflowOperator) check(o *Options) error {
+	if _, err := os.Stat(filepath.Join(k.Chart, "Chart.yaml")); err != nil {
+		return fmt.Errorf("the Kubeflow Spark Operator's chart: %w", err)
+	}
+	switch {
+	case o.Simulated != nil:
+		return errors.New("stack: the Kubeflow Spark Operator runs on the process kubelet only: its spark-submit needs pods that run")
+	case o.RealNode != "":
+		return errors.New("stack: the Kubeflow Spark Operator runs on the process kubelet only: the real node runs the Spark images imported at its start, not the operator's")
+	case o.Metacontroller != "" || o.OwnControllers:
+		return errors.New("stack: the Kubeflow Spark Operator runs without Metacontroller or the caller's controllers")
+	}
+	return nil
+}
+
+// installKubeflow installs Kubeflow's chart, with its CRDs, and waits for its controller and
+// webhook to be ready. Its webhook makes its own certificate and writes it into the chart's
+// webhook configurations, which kube-apiserver then trusts. The chart's CRD upgrade hook, a Job
+// running a kubectl image, is off by default (hook.upgradeCrd) and stays off: Helm installs the
+// CRDs from crds/.
+func (s *Stack) installKubeflow(ctx context.Context, o Options, helm helmRunner, phase func(string)) error {
+	s.Controller = o.Kubeflow.Name()
+	for _, dir := range o.CRDs {
+		if err := s.installCRDs(ctx, dir); err != nil {
+			return err
+		}
+	}
+	tolerations, err := tolerationsValue(o.NodeTaints, "controller.tolerations", "webhook.tolerations")
+	if err != nil {
+		return err
+	}
+	if err := helm.install(ctx, KubeflowRelease, o.Kubeflow.Chart, KubeflowNamespace, installOptions{set: o.Kubeflow.Set, setJSON: tolerations, wait: true}); err != nil {
+		return err
+	}
+	phase("the Kubeflow Spark Operator's chart is installed and its Pods are ready")
+	return nil
+}
