@@ -3,14 +3,12 @@
 package spark
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 	"k8s.io/utils/ptr"
 )
 
@@ -171,7 +171,7 @@ func writeWorkerKubeconfig(t *testing.T, n *namespace, path string) {
 }
 
 // command is `airflow args...` with the test's home; its output goes to out.
-func (a *airflow) command(out *syncBuffer, args ...string) *exec.Cmd {
+func (a *airflow) command(out *harness.LockedBuffer, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(a.dir, "venv", "bin", "airflow"), args...)
 	cmd.Env, cmd.Dir = a.env, a.home
 	cmd.Stdout, cmd.Stderr = out, out
@@ -181,7 +181,7 @@ func (a *airflow) command(out *syncBuffer, args ...string) *exec.Cmd {
 // run runs `airflow args...` to its end, within timeout, and returns its output and exit error.
 func (a *airflow) run(t *testing.T, timeout time.Duration, args ...string) (string, error) {
 	t.Helper()
-	var out syncBuffer
+	var out harness.LockedBuffer
 	cmd := a.command(&out, args...)
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -248,7 +248,7 @@ func TestAirflow(t *testing.T) {
 	})
 
 	t.Run("killed", func(t *testing.T) {
-		var out syncBuffer
+		var out harness.LockedBuffer
 		cmd := a.command(&out, "dags", "test", "killed")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -313,22 +313,4 @@ func requireNoSparkApplications(t *testing.T, n *namespace, timeout time.Duratio
 	if err != nil {
 		t.Fatalf("want no SparkApplication and no driver left within %s: %v; left %v", timeout, err, left)
 	}
-}
-
-// syncBuffer is a bytes.Buffer that a running command writes while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
