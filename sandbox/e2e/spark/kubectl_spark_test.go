@@ -233,7 +233,7 @@ spec:
 
 // stageRunning is a line of kubectl spark watch's plain output while a stage runs: the state, the
 // counts, the tasks' bar, and the stage by number and name.
-var stageRunning = regexp.MustCompile(`^\d\d:\d\d:\d\d groupby RUNNING: jobs \d+/\d+; stages \d+/\d+; tasks \[[=> ]+\] +\d+% \d+/\d+, \d+ running, \d+ failed; stage (\d+) \d+/\d+: \S+ at GroupByTest\.scala:\d+`)
+var stageRunning = regexp.MustCompile(`^\d\d:\d\d:\d\d groupby RUNNING: jobs \d+/\d+; stages \d+/\d+; tasks \[[=> ]+\] +\d+% \d+/\d+, \d+ running, \d+ failed; stage (\d+) \d+/\d+: \S+ at GroupByTest\.(?:scala|java):\d+`)
 
 // TestKubectlSparkWatch runs a job of several stages and watches it with kubectl spark watch, the
 // way a user does: through the API server's service proxy to the driver's UI Service, reading
