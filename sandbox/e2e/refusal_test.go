@@ -24,6 +24,7 @@ func TestAdmissionRefusalFailsTheSubmission(t *testing.T) {
 	t.Run("missing ServiceAccount", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t, hooksURL, appController)
+		w.childErrorsExpected = true // the driver Pod is refused until the hooks fail the submission
 		start := time.Now()
 		out, err := w.apply(strings.Replace(scenarioApp("no-account", "100", `  restartPolicy:
     type: OnFailure
