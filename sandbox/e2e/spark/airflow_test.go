@@ -244,6 +244,13 @@ func TestAirflow(t *testing.T) {
 		if err == nil || !strings.Contains(out, cause) {
 			t.Fatalf("airflow dags test failing: %v; want a failed task saying %q:\n%s", err, cause, tail(out, 80))
 		}
+		// Airflow leaves a failed application: its cleanup looks for the driver with a field
+		// selector that excludes Failed pods, so it deletes one only when it reads the driver
+		// before its phase turns Failed. Delete it as a user would, so the next case starts clean
+		// (and the finalize hook's release of the driver is seen).
+		if err := a.n.dyn.Resource(sparkApplications).Namespace(a.n.name).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Fatalf("delete the failed application: %v", err)
+		}
 		requireNoSparkApplications(t, a.n, time.Minute)
 	})
 
