@@ -1,7 +1,6 @@
 package sparkapp
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -100,14 +99,8 @@ func (d *decider) predictRefusal(pod *corev1.Pod) *refusal {
 // PodSecurity admission plugin does with the cluster's defaults (privileged). Exemptions of the
 // API server's admission configuration are not visible (docs/events.md).
 func (d *decider) podSecurityViolation(pod *corev1.Pod) string {
-	raw, ok := d.in.related[keyNamespace][d.in.app.Namespace]
-	if !ok {
-		return ""
-	}
-	var ns struct {
-		Metadata metav1.ObjectMeta `json:"metadata"`
-	}
-	if json.Unmarshal(raw, &ns) != nil {
+	var ns namespaceView
+	if found, err := d.in.related.Decode(keyNamespace, d.in.app.Namespace, &ns); err != nil || !found {
 		return ""
 	}
 	defaults := psaapi.Policy{
