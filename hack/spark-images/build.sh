@@ -21,8 +21,8 @@
 # Downloads go through pip, so the user's pip configuration (index, mirror, proxy) applies; they
 # are pinned by sha256 (pyspark-<version>.txt, requirements-*.txt, or for another Spark version the
 # index's own sha256, kept as pyspark-<version>.txt in the download cache) and kept in
-# SPARK_DOWNLOADS_DIR (default .cache/downloads); a file already there is reused when its checksum
-# matches. Each layer
+# SPARK_DOWNLOADS_DIR (default: per user, ~/.cache/sparkhooks/downloads, so that every clone and a CI
+# checkout share them); a file already there is reused when its checksum matches. Each layer
 # and venv carries a stamp of its inputs, so a second run with nothing changed only checks the
 # stamps. The wheels of requirements-build.txt are kept there too, so a venv is made again offline.
 #
@@ -40,7 +40,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 out=${SPARK_IMAGES_DIR:-$repo/.cache/spark-images}
-downloads=${SPARK_DOWNLOADS_DIR:-$repo/.cache/downloads}
+downloads=${SPARK_DOWNLOADS_DIR:-${SPARKHOOKS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparkhooks}/downloads}
 jdk=${SPARK_IMAGES_JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
 
 # The Spark distributions: the pyspark sdists carry a full binary distribution (deps/bin,
@@ -122,6 +122,12 @@ exec 9>"$out/.lock"
 if ! flock -n 9; then
   step "waiting for another build of $out to finish"
   flock 9
+fi
+# The download cache is per user, so builds of other clones may be filling it too.
+exec 8>"$downloads/.lock"
+if ! flock -n 8; then
+  step "waiting for another build's downloads in $downloads"
+  flock 8
 fi
 
 # ---------------------------------------------------------------------------------------------
