@@ -204,15 +204,21 @@ func (a *airflow) run(t *testing.T, timeout time.Duration, args ...string) (stri
 // TestAirflow runs Apache Airflow's SparkKubernetesOperator and SparkKubernetesSensor
 // (apache-airflow-providers-cncf-kubernetes 10.25.0 on Airflow 3.3.2, installed from PyPI by make
 // airflow) as Airflow runs tasks, with no scheduler: `airflow dags test` of one DAG per case (it
-// exits 1 when the run failed; `airflow tasks test` exits 0 whatever the task did), against sparkhooks, as a worker bound to the namespace's edit role. examples/spark-pi.yaml and
-// the template of the provider's docs succeed with the driver's log in the task's; a failing
+// exits 1 when the run failed; `airflow tasks test` exits 0 whatever the task did), against
+// sparkhooks, as a worker bound to the namespace's edit role. examples/spark-pi.yaml and the
+// template of the provider's docs succeed with the driver's log in the task's; a failing
 // application fails its task with the driver's error; a task killed (SIGTERM, as a worker is
-// stopped) deletes its application in on_kill.
+// stopped) deletes its application in on_kill. The cases run side by side, each in a namespace
+// and an Airflow home of its own, as workers of one Airflow would: most of a case is waiting for
+// Airflow's start and for pods.
 func TestAirflow(t *testing.T) {
-	n := newNamespace(t, "airflow")
-	a := newAirflow(t, n)
+	newCase := func(t *testing.T) *airflow {
+		t.Parallel()
+		return newAirflow(t, newNamespace(t, "airflow"))
+	}
 
 	t.Run("spark-pi", func(t *testing.T) {
+		a := newCase(t)
 		out, err := a.run(t, 5*time.Minute, "dags", "test", "spark_pi")
 		if err != nil || !strings.Contains(out, "Pi is roughly 3.1") {
 			t.Fatalf("airflow dags test spark_pi: %v; want success with the driver's \"Pi is roughly 3.1\":\n%s", err, tail(out, 80))
@@ -223,13 +229,14 @@ func TestAirflow(t *testing.T) {
 			t.Errorf("the driver's Pi line is in the output %d times, want twice (operator and sensor):\n%s", got, tail(out, 80))
 		}
 		// The operator was told to leave it (delete_on_termination=False) for the sensor.
-		if err := n.dyn.Resource(sparkApplications).Namespace(n.name).Delete(context.Background(), "spark-pi", metav1.DeleteOptions{}); err != nil {
+		if err := a.n.dyn.Resource(sparkApplications).Namespace(a.n.name).Delete(context.Background(), "spark-pi", metav1.DeleteOptions{}); err != nil {
 			t.Fatalf("deleting the SparkApplication the operator left: %v", err)
 		}
-		requireNoSparkApplications(t, n, time.Minute)
+		requireNoSparkApplications(t, a.n, time.Minute)
 	})
 
 	t.Run("template", func(t *testing.T) {
+		a := newCase(t)
 		out, err := a.run(t, 5*time.Minute, "dags", "test", "template")
 		if err != nil || !strings.Contains(out, "Pi is roughly 3.1") {
 			t.Fatalf("airflow dags test template: %v; want success with the driver's \"Pi is roughly 3.1\":\n%s", err, tail(out, 80))
@@ -239,6 +246,7 @@ func TestAirflow(t *testing.T) {
 	})
 
 	t.Run("failing", func(t *testing.T) {
+		a := newCase(t)
 		out, err := a.run(t, 5*time.Minute, "dags", "test", "failing")
 		const cause = "the number of slices must be positive, got 0"
 		if err == nil || !strings.Contains(out, cause) {
@@ -246,8 +254,8 @@ func TestAirflow(t *testing.T) {
 		}
 		// Airflow leaves a failed application: its cleanup looks for the driver with a field
 		// selector that excludes Failed pods, so it deletes one only when it reads the driver
-		// before its phase turns Failed. Delete it as a user would, so the next case starts clean
-		// (and the finalize hook's release of the driver is seen).
+		// before its phase turns Failed. Delete it as a user would, and see the finalize hook
+		// release the driver.
 		if err := a.n.dyn.Resource(sparkApplications).Namespace(a.n.name).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			t.Fatalf("delete the failed application: %v", err)
 		}
@@ -255,6 +263,7 @@ func TestAirflow(t *testing.T) {
 	})
 
 	t.Run("killed", func(t *testing.T) {
+		a := newCase(t)
 		var out harness.LockedBuffer
 		cmd := a.command(&out, "dags", "test", "killed")
 		if err := cmd.Start(); err != nil {
