@@ -122,7 +122,7 @@ e2e: spark-images image
 		if [ -n "$$metacontroller" ]; then wait $$metacontroller || status=$$?; fi; \
 		[ $$status = 0 ] && \
 		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m -skip '$(REALNODE_TESTS)' ./e2e/local/ ./e2e/spark/ && \
-		SPARKHOOKS_E2E_NODE=containerd SPARKHOOKS_IMAGE_ARCHIVE=$(CURDIR)/bin/image.tar $(GO) test $(E2EFLAGS) -tags e2e -count=1 -parallel 4 -timeout 20m -run '$(REALNODE_TESTS)' ./e2e/spark/; }
+		SPARKHOOKS_E2E_NODE=containerd SPARKHOOKS_IMAGE_ARCHIVE=$(CURDIR)/bin/image.tar $(GO) test $(E2EFLAGS) -tags e2e -count=1 -parallel 4 -timeout 30m -run '$(REALNODE_TESTS)' ./e2e/spark/; }
 
 ## airflow: Apache Airflow 3.3.2 with its Kubernetes provider (SparkKubernetesOperator and Sensor),
 ## pinned with hashes in hack/airflow/requirements.txt, in a venv once per user into

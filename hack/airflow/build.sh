@@ -36,9 +36,9 @@ version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 key=$(
 	{
 		# Bump the recipe when changing how this script installs.
-		echo "airflow recipe 1"
+		echo "airflow recipe 2"
 		"$python" -c 'import sys; print(sys.executable, sys.version)'
-		cat "$here/requirements.txt" "$here/provider-sdist.txt"
+		cat "$here/pip.txt" "$here/requirements.txt" "$here/provider-sdist.txt"
 	} | sha256sum | cut -c1-16
 )
 cache=${SPARKHOOKS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparkhooks}/airflow
@@ -62,6 +62,8 @@ if [ ! -f "$out/.done" ]; then
 	mkdir -p "$out/examples"
 	"$python" -m venv "$out/venv"
 	pip=("$out/venv/bin/python" -m pip --disable-pip-version-check -q)
+	"${pip[@]}" install --require-hashes --only-binary :all: -r "$here/pip.txt" >&2 ||
+		die "pip install -r hack/airflow/pip.txt failed: pip says why above"
 	"${pip[@]}" install --require-hashes --only-binary :all: -r "$here/requirements.txt" >&2 ||
 		die "pip install -r hack/airflow/requirements.txt failed: pip says why above (package index unreachable, hash mismatch, ...)"
 
