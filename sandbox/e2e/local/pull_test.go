@@ -202,16 +202,35 @@ func otherPinnedVersion(t *testing.T, version string) string {
 	return ""
 }
 
+// downloadCache is where hack/spark-images/build.sh keeps its downloads: SPARK_DOWNLOADS_DIR,
+// else the user's cache (SPARKHOOKS_CACHE, else XDG_CACHE_HOME/sparkhooks, else ~/.cache/sparkhooks).
+func downloadCache(t *testing.T) string {
+	t.Helper()
+	if dir := os.Getenv("SPARK_DOWNLOADS_DIR"); dir != "" {
+		return dir
+	}
+	cache := os.Getenv("SPARKHOOKS_CACHE")
+	if cache == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				t.Fatalf("finding the download cache: %v", err)
+			}
+			base = filepath.Join(home, ".cache")
+		}
+		cache = filepath.Join(base, "sparkhooks")
+	}
+	return filepath.Join(cache, "downloads")
+}
+
 // packageIndex is a package index in a directory, as pip reads one (PEP 503, from the
 // directory listings of a file server): the pinned sdist of version and the wheels that make
 // build.sh's pip venv, from the download cache `make spark-images` fills, and an sdist of
 // corrupt that is not the one pinned.
 func packageIndex(t *testing.T, version, corrupt string) string {
 	t.Helper()
-	downloads := os.Getenv("SPARK_DOWNLOADS_DIR")
-	if downloads == "" {
-		downloads = filepath.Join(".cache", "downloads")
-	}
+	downloads := downloadCache(t)
 	wheels, _ := filepath.Glob(filepath.Join(downloads, "build-wheels", "*.whl"))
 	sdist := filepath.Join(downloads, "pyspark-"+version+".tar.gz")
 	if _, err := os.Stat(sdist); err != nil || len(wheels) == 0 {
