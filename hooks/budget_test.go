@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
 	"github.com/sparkhooks/sparkhooks/internal/mutate"
@@ -115,11 +116,11 @@ func TestFullBudgetAnswers503WithRetryAfter(t *testing.T) {
 }
 
 // blockingSync is a sync decision that reports the bytes in flight and then waits to be let go.
-func blockingSync(m *metrics.Metrics, entered chan<- float64, proceed <-chan struct{}) SyncFunc {
-	return func(*metacontroller.SyncRequest, time.Time) (*metacontroller.SyncResponse, Outcome, error) {
+func blockingSync(m *metrics.Metrics, entered chan<- float64, proceed <-chan struct{}) hook.SyncFunc {
+	return func(*metacontroller.SyncRequest, time.Time) (*metacontroller.SyncResponse, hook.Outcome, error) {
 		entered <- testutil.ToFloat64(m.InflightBytes)
 		<-proceed
-		return &metacontroller.SyncResponse{Status: map[string]any{}, Children: []any{}}, Outcome{}, nil
+		return &metacontroller.SyncResponse{Status: map[string]any{}, Children: []any{}}, hook.Outcome{}, nil
 	}
 }
 
@@ -128,7 +129,7 @@ func TestBothListenersShareOneBudget(t *testing.T) {
 	budget := NewBudget(100, 10*time.Millisecond)
 	cfg := budgetConfig(m, budget)
 	entered, proceed := make(chan float64), make(chan struct{})
-	cfg.SparkApplicationSync = blockingSync(m, entered, proceed)
+	cfg.Kinds[0].Sync = blockingSync(m, entered, proceed)
 	plain, webhook := NewRouter(cfg), NewWebhookRouter(cfg)
 
 	syncBody := `{"parent":{"metadata":{"name":"pi"}},"pad":"` + strings.Repeat("x", 50) + `"}`
@@ -232,7 +233,7 @@ func TestReservations(t *testing.T) {
 			cfg := budgetConfig(m, budget)
 			entered, proceed := make(chan float64, 1), make(chan struct{})
 			close(proceed)
-			cfg.SparkApplicationSync = blockingSync(m, entered, proceed)
+			cfg.Kinds[0].Sync = blockingSync(m, entered, proceed)
 			var r io.Reader = strings.NewReader(body)
 			if tt.chunked {
 				r = chunked{r}

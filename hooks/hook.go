@@ -11,38 +11,16 @@ import (
 	"time"
 
 	"github.com/sparkhooks/sparkhooks/internal/event"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
 )
-
-// Outcome is what a sync decision reports for metrics. The zero value records nothing.
-type Outcome struct {
-	Kind             string // parent kind, for the kind label
-	From, To         string // state before and after; a transition is counted when they differ
-	Submitted        bool   // a new driver or a new scheduled run was requested
-	RestartReason    string // non-empty when the decision restarts the application
-	ValidationFailed bool   // the parent's spec did not validate
-	// Application is what Kubeflow's metrics count of a SparkApplication decision; nil for
-	// other kinds.
-	Application *metrics.Application
-}
-
-// SyncFunc is a pure sync or finalize decision.
-type SyncFunc func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, Outcome, error)
-
-// EventsFunc tells the Events of a sync that has been answered, from the request's parent and
-// the answer's status (its children are not passed): the transition between the status observed
-// and the status answered.
-type EventsFunc func(parent json.RawMessage, answered *metacontroller.SyncResponse) (event.Story, error)
 
 // EventRecorder takes the Events of answered syncs. Record runs on the answer's goroutine after
 // the answer is written, so it must return at once and derive later.
 type EventRecorder interface {
 	Record(hook string, derive func() (event.Story, error))
 }
-
-// CustomizeFunc is a pure customize decision.
-type CustomizeFunc func(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error)
 
 // badRequest is implemented by core errors that mean "this request cannot be understood": they
 // become a 400, anything else a 500. Either way Metacontroller leaves children and status alone
@@ -83,7 +61,7 @@ func (h hookRecorder) ok(w http.ResponseWriter, r *http.Request, start time.Time
 	}
 }
 
-func (h hookRecorder) record(o Outcome) {
+func (h hookRecorder) record(o hook.Outcome) {
 	if o.Kind == "" {
 		return
 	}
@@ -112,14 +90,11 @@ func stateLabel(s string) string {
 	return s
 }
 
-// newSyncHandler serves a sync decision. With a recorder and tell, the Events of every answered
-// sync are handed to the recorder once the answer is written: the answer itself stays a pure
-// function of the request.
-func newSyncHandler(name string, decide SyncFunc, tell EventsFunc, events EventRecorder, now func() time.Time, m *metrics.Metrics, logger *slog.Logger) http.HandlerFunc {
+// newSyncHandler serves a sync or finalize decision. With a recorder, the story of every
+// answered decision that tells one is handed to the recorder once the answer is written: the
+// answer itself stays a pure function of the request.
+func newSyncHandler(name string, decide hook.SyncFunc, events EventRecorder, now func() time.Time, m *metrics.Metrics, logger *slog.Logger) http.HandlerFunc {
 	rec := hookRecorder{name: name, metrics: m, logger: logger}
-	if events == nil {
-		tell = nil
-	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		var req metacontroller.SyncRequest
@@ -150,16 +125,13 @@ func newSyncHandler(name string, decide SyncFunc, tell EventsFunc, events EventR
 		}
 		rec.record(outcome)
 		rec.ok(w, r, start, body)
-		if tell != nil {
-			// Only the status tells the story: the queued job keeps neither the request's
-			// children nor the answer's, which can be megabytes a sync.
-			parent, answered := req.Parent, &metacontroller.SyncResponse{Status: resp.Status}
-			events.Record(name, func() (event.Story, error) { return tell(parent, answered) })
+		if events != nil && outcome.Story != nil {
+			events.Record(name, outcome.Story)
 		}
 	}
 }
 
-func newCustomizeHandler(name string, decide CustomizeFunc, m *metrics.Metrics, logger *slog.Logger) http.HandlerFunc {
+func newCustomizeHandler(name string, decide hook.CustomizeFunc, m *metrics.Metrics, logger *slog.Logger) http.HandlerFunc {
 	rec := hookRecorder{name: name, metrics: m, logger: logger}
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()

@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
 	"github.com/sparkhooks/sparkhooks/internal/validate"
 )
@@ -19,25 +20,13 @@ const DefaultMaxBodyBytes = 32 << 20
 
 // Config wires the decisions and the cross-cutting dependencies into the routers.
 type Config struct {
-	SparkApplicationSync      SyncFunc
-	SparkApplicationFinalize  SyncFunc
-	SparkApplicationCustomize CustomizeFunc
-	ScheduledSync             SyncFunc
-	SparkConnectSync          SyncFunc
-	SparkConnectFinalize      SyncFunc
-	SparkConnectCustomize     CustomizeFunc
-	SparkClusterSync          SyncFunc
-	SparkClusterFinalize      SyncFunc
-	SparkClusterCustomize     CustomizeFunc
-	// A nil decision or Mutate handler leaves its route unregistered (404).
+	// Kinds are the hooks of every parent kind: a kind's hooks are served under /<name>/sync,
+	// /<name>/finalize and /<name>/customize, a nil hook leaving its route unregistered (404).
+	Kinds []hook.Kind
+	// A nil Mutate handler leaves its route unregistered.
 	Mutate http.Handler
-
-	// Events, when set, records the Events the *Events functions tell of every answered sync.
-	Events                 EventRecorder
-	SparkApplicationEvents EventsFunc
-	ScheduledEvents        EventsFunc
-	SparkConnectEvents     EventsFunc
-	SparkClusterEvents     EventsFunc
+	// Events, when set, records the story of every answered sync that tells one.
+	Events EventRecorder
 
 	Metrics      *metrics.Metrics
 	Logger       *slog.Logger
@@ -77,36 +66,16 @@ func NewRouter(cfg Config) http.Handler {
 	r.Method(http.MethodGet, MetricsPath, promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{}))
 	r.Group(func(r chi.Router) {
 		r.Use(admitBody(cfg.MaxBodyBytes, cfg.Inflight, cfg.Metrics))
-		// Finalize hooks tell no Events: the parent is on its way out.
-		syncRoutes := []struct {
-			path, hook string
-			decide     SyncFunc
-			tell       EventsFunc
-		}{
-			{SparkApplicationSyncPath, "sparkapplication_sync", cfg.SparkApplicationSync, cfg.SparkApplicationEvents},
-			{SparkApplicationFinalizePath, "sparkapplication_finalize", cfg.SparkApplicationFinalize, nil},
-			{ScheduledSyncPath, "scheduledsparkapplication_sync", cfg.ScheduledSync, cfg.ScheduledEvents},
-			{SparkConnectSyncPath, "sparkconnect_sync", cfg.SparkConnectSync, cfg.SparkConnectEvents},
-			{SparkConnectFinalizePath, "sparkconnect_finalize", cfg.SparkConnectFinalize, nil},
-			{SparkClusterSyncPath, "sparkcluster_sync", cfg.SparkClusterSync, cfg.SparkClusterEvents},
-			{SparkClusterFinalizePath, "sparkcluster_finalize", cfg.SparkClusterFinalize, nil},
-		}
-		for _, route := range syncRoutes {
-			if route.decide != nil {
-				r.Post(route.path, newSyncHandler(route.hook, route.decide, route.tell, cfg.Events, cfg.Now, cfg.Metrics, cfg.Logger))
+		for _, k := range cfg.Kinds {
+			if k.Sync != nil {
+				r.Post("/"+k.Name+"/sync", newSyncHandler(k.Name+"_sync", k.Sync, cfg.Events, cfg.Now, cfg.Metrics, cfg.Logger))
 			}
-		}
-		customizeRoutes := []struct {
-			path, hook string
-			decide     CustomizeFunc
-		}{
-			{SparkApplicationCustomizePath, "sparkapplication_customize", cfg.SparkApplicationCustomize},
-			{SparkConnectCustomizePath, "sparkconnect_customize", cfg.SparkConnectCustomize},
-			{SparkClusterCustomizePath, "sparkcluster_customize", cfg.SparkClusterCustomize},
-		}
-		for _, route := range customizeRoutes {
-			if route.decide != nil {
-				r.Post(route.path, newCustomizeHandler(route.hook, route.decide, cfg.Metrics, cfg.Logger))
+			if k.Finalize != nil {
+				// Finalize hooks tell no Events: the parent is on its way out.
+				r.Post("/"+k.Name+"/finalize", newSyncHandler(k.Name+"_finalize", k.Finalize, nil, cfg.Now, cfg.Metrics, cfg.Logger))
+			}
+			if k.Customize != nil {
+				r.Post("/"+k.Name+"/customize", newCustomizeHandler(k.Name+"_customize", k.Customize, cfg.Metrics, cfg.Logger))
 			}
 		}
 		if cfg.Mutate != nil {

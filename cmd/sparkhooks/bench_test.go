@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sparkhooks/sparkhooks/hooks"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/httpbench"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
 )
@@ -22,8 +23,8 @@ func BenchmarkSparkApplicationSyncHTTP(b *testing.B) {
 	}
 	fixed := time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
 	srv := httptest.NewServer(hooks.NewRouter(hooks.Config{
-		SparkApplicationSync: sparkSync(sparkapp.DefaultConfig()),
-		Now:                  func() time.Time { return fixed },
+		Kinds: []hook.Kind{sparkapp.Hooks(sparkapp.DefaultConfig())},
+		Now:   func() time.Time { return fixed },
 	}))
 	defer srv.Close()
 	client := srv.Client()

@@ -11,13 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/sparkhooks/sparkhooks/hooks"
-	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
-	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
-	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
-	"github.com/sparkhooks/sparkhooks/internal/metrics"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
 	"github.com/sparkhooks/sparkhooks/internal/sparkcluster"
@@ -158,102 +154,14 @@ func validateRouteDefaults(r driver.RouteSettings) error {
 	return nil
 }
 
-// sparkSync adapts the SparkApplication decision to the HTTP shell.
-func sparkSync(cfg sparkapp.Config) hooks.SyncFunc {
-	return func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
-		resp, d, err := sparkapp.Sync(req, now, cfg)
-		if err != nil {
-			return nil, hooks.Outcome{}, err
-		}
-		return resp, hooks.Outcome{
-			Kind:             v1beta2.KindSparkApplication,
-			From:             string(d.From),
-			To:               string(d.To),
-			Submitted:        d.Submitted,
-			RestartReason:    d.RestartReason,
-			ValidationFailed: d.ValidationFailed,
-			Application:      kubeflowApplication(d),
-		}, nil
+// kinds are the hooks of every parent kind with these settings, for the router to serve.
+func (o decisionOptions) kinds() []hook.Kind {
+	return []hook.Kind{
+		sparkapp.Hooks(o.spark),
+		schedule.Hooks(o.scheduled),
+		sparkconnect.Hooks(sparkconnect.Config{Driver: o.spark.Driver}),
+		sparkcluster.Hooks(),
 	}
-}
-
-// kubeflowApplication is a SparkApplication decision in the terms of Kubeflow's metrics.
-func kubeflowApplication(d sparkapp.Decision) *metrics.Application {
-	m := d.Metrics
-	a := &metrics.Application{
-		Namespace:          m.Namespace,
-		Labels:             m.Labels,
-		From:               string(d.From),
-		To:                 string(d.To),
-		SubmissionAttempts: m.SubmissionAttempts,
-		ExecutionAttempts:  m.ExecutionAttempts,
-		SinceCreation:      m.SinceCreation,
-		Execution:          m.Execution,
-	}
-	for _, e := range m.EndedExecutors {
-		a.Executors = append(a.Executors, metrics.Executor{Labels: e.Labels, Failed: e.Failed})
-	}
-	return a
-}
-
-func sparkFinalize(req *metacontroller.SyncRequest, _ time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
-	resp, err := sparkapp.Finalize(req)
-	return resp, hooks.Outcome{}, err
-}
-
-// scheduledSync adapts the ScheduledSparkApplication decision to the HTTP shell.
-func scheduledSync(cfg schedule.Config) hooks.SyncFunc {
-	return func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
-		resp, r, err := schedule.Sync(req, now, cfg)
-		if err != nil {
-			return nil, hooks.Outcome{}, err
-		}
-		return resp, hooks.Outcome{
-			Kind:             v1beta2.KindScheduledSparkApplication,
-			From:             r.From,
-			To:               r.To,
-			Submitted:        r.Created,
-			ValidationFailed: r.ValidationFailed,
-		}, nil
-	}
-}
-
-// connectSync adapts the SparkConnect decision to the HTTP shell.
-func connectSync(cfg sparkconnect.Config) hooks.SyncFunc {
-	return func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
-		resp, r, err := sparkconnect.Sync(req, now, cfg)
-		if err != nil {
-			return nil, hooks.Outcome{}, err
-		}
-		return resp, hooks.Outcome{
-			Kind:             v1alpha1.KindSparkConnect,
-			From:             string(r.From),
-			To:               string(r.To),
-			RestartReason:    r.Restart,
-			ValidationFailed: r.ValidationFailed,
-		}, nil
-	}
-}
-
-func connectFinalize(req *metacontroller.SyncRequest, _ time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
-	resp, err := sparkconnect.Finalize(req)
-	return resp, hooks.Outcome{}, err
-}
-
-// clusterSync and clusterFinalize adapt the SparkCluster decision to the HTTP shell.
-func clusterSync(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
-	return clusterOutcome(sparkcluster.Sync(req, now))
-}
-
-func clusterFinalize(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hooks.Outcome, error) {
-	return clusterOutcome(sparkcluster.Finalize(req, now))
-}
-
-func clusterOutcome(resp *metacontroller.SyncResponse, r sparkcluster.Result, err error) (*metacontroller.SyncResponse, hooks.Outcome, error) {
-	if err != nil {
-		return nil, hooks.Outcome{}, err
-	}
-	return resp, hooks.Outcome{Kind: sparkv1.KindSparkCluster, From: r.From, To: r.To, ValidationFailed: r.ValidationFailed}, nil
 }
 
 // validateBatchSchedulers refuses settings that would leave an application with a batch

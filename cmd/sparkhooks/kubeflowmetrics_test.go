@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sparkhooks/sparkhooks/hooks"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
 )
@@ -31,9 +32,9 @@ func TestKubeflowDashboardQueries(t *testing.T) {
 	require.True(t, opts.kubeflowMetrics.enabled)
 	require.NoError(t, m.EnableKubeflow(opts.kubeflowMetrics.options))
 	srv := httptest.NewServer(hooks.NewRouter(hooks.Config{
-		SparkApplicationSync: sparkSync(sparkapp.DefaultConfig()),
-		Metrics:              m,
-		Now:                  func() time.Time { return time.Date(2026, 3, 8, 6, 2, 0, 0, time.UTC) },
+		Kinds:   []hook.Kind{sparkapp.Hooks(sparkapp.DefaultConfig())},
+		Metrics: m,
+		Now:     func() time.Time { return time.Date(2026, 3, 8, 6, 2, 0, 0, time.UTC) },
 	}))
 	defer srv.Close()
 	for _, c := range []string{"new-spark-pi", "driver-started", "completed"} {

@@ -211,7 +211,7 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 	if err != nil {
 		return nil, err
 	}
-	if d.To == v1beta2.ApplicationStateFailedSubmission {
+	if d.To == string(v1beta2.ApplicationStateFailedSubmission) {
 		st, _ := resp.Status.(*v1beta2.SparkApplicationStatus)
 		msg := "submission failed"
 		if st != nil && st.AppState.ErrorMessage != "" {
@@ -236,7 +236,7 @@ func renderConnect(parent []byte, name string, now time.Time, o decisionOptions,
 	if err != nil {
 		return nil, err
 	}
-	if r.To == v1alpha1.StateFailed {
+	if r.To == string(v1alpha1.StateFailed) {
 		msg := "the server cannot be built"
 		if st, ok := resp.Status.(*v1alpha1.SparkConnectStatus); ok {
 			for _, c := range st.Conditions {

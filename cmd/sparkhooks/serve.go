@@ -18,10 +18,6 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
-	"github.com/sparkhooks/sparkhooks/internal/schedule"
-	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
-	"github.com/sparkhooks/sparkhooks/internal/sparkcluster"
-	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 )
 
 type serveOptions struct {
@@ -178,27 +174,14 @@ func runServer(ctx context.Context, opts serveOptions, logger *slog.Logger, plai
 	}
 	defer stopEvents()
 	cfg := hooks.Config{
-		Events:                    events,
-		SparkApplicationEvents:    sparkapp.Story,
-		ScheduledEvents:           schedule.Story,
-		SparkConnectEvents:        sparkconnect.Story,
-		SparkClusterEvents:        sparkcluster.Story,
-		SparkApplicationSync:      deps.sparkSync,
-		SparkApplicationFinalize:  deps.sparkFinalize,
-		SparkApplicationCustomize: deps.sparkCustomize,
-		ScheduledSync:             deps.scheduledSync,
-		SparkConnectSync:          deps.connectSync,
-		SparkConnectFinalize:      deps.connectFinalize,
-		SparkConnectCustomize:     sparkconnect.Customize,
-		SparkClusterSync:          clusterSync,
-		SparkClusterFinalize:      clusterFinalize,
-		SparkClusterCustomize:     sparkcluster.Customize,
-		Mutate:                    deps.mutate,
-		Metrics:                   deps.metrics,
-		Logger:                    logger,
-		Now:                       time.Now,
-		MaxBodyBytes:              opts.maxBodyBytes,
-		Inflight:                  hooks.NewBudget(opts.maxInflightBytes, opts.inflightWait),
+		Kinds:        opts.decisions.kinds(),
+		Events:       events,
+		Mutate:       deps.mutate,
+		Metrics:      deps.metrics,
+		Logger:       logger,
+		Now:          time.Now,
+		MaxBodyBytes: opts.maxBodyBytes,
+		Inflight:     hooks.NewBudget(opts.maxInflightBytes, opts.inflightWait),
 		Ready: func() error {
 			if draining.Load() {
 				return errors.New("shutting down")
@@ -258,16 +241,10 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
-// dependencies are the decisions and helpers serve wires into the routers.
+// dependencies are the helpers serve wires into the routers beside the decisions.
 type dependencies struct {
-	sparkSync       hooks.SyncFunc
-	sparkFinalize   hooks.SyncFunc
-	sparkCustomize  hooks.CustomizeFunc
-	scheduledSync   hooks.SyncFunc
-	connectSync     hooks.SyncFunc
-	connectFinalize hooks.SyncFunc
-	mutate          http.Handler
-	metrics         *metrics.Metrics
-	tlsConfig       *tls.Config
-	ready           func() error
+	mutate    http.Handler
+	metrics   *metrics.Metrics
+	tlsConfig *tls.Config
+	ready     func() error
 }

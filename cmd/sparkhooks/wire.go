@@ -9,8 +9,6 @@ import (
 	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
 	"github.com/sparkhooks/sparkhooks/internal/mutate"
-	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
-	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
 	"github.com/sparkhooks/sparkhooks/internal/tlsreload"
 )
 
@@ -18,7 +16,8 @@ import (
 // mounted file within kubelet's sync period (about a minute), so a few seconds more is noise.
 const policyReloadInterval = 5 * time.Second
 
-// wire builds the decisions from the core packages.
+// wire builds what serves beside the decisions: metrics, the pod mutation and its policy, the
+// webhook certificate.
 func wire(ctx context.Context, opts serveOptions, logger *slog.Logger) (*dependencies, error) {
 	m := metrics.New()
 	if opts.kubeflowMetrics.enabled {
@@ -29,13 +28,6 @@ func wire(ctx context.Context, opts serveOptions, logger *slog.Logger) (*depende
 	deps := &dependencies{
 		metrics: m,
 		ready:   func() error { return nil },
-
-		sparkSync:       sparkSync(opts.decisions.spark),
-		sparkFinalize:   sparkFinalize,
-		sparkCustomize:  sparkapp.Customize,
-		scheduledSync:   scheduledSync(opts.decisions.scheduled),
-		connectSync:     connectSync(sparkconnect.Config{Driver: opts.decisions.spark.Driver}),
-		connectFinalize: connectFinalize,
 	}
 
 	var policy mutate.PolicySource = mutate.StaticPolicy{}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
 var testGateway = []v1beta2.GatewayParentReference{{Name: "public", Namespace: "gateways", SectionName: "https"}}
@@ -152,7 +153,7 @@ func TestRoutesByteStable(t *testing.T) {
 		grpc, err := s.BuildGRPCRoute(RouteTarget{Name: "c", Namespace: "ns", AppName: "c"},
 			&v1beta2.GRPCRouteConfiguration{Hostnames: []string{"{{$appName}}.example.com"}}, objs.UIService, 15002)
 		require.NoError(t, err)
-		b, err := json.Marshal([]any{Wire(objs.UIHTTPRoute), Wire(grpc)})
+		b, err := json.Marshal([]any{metacontroller.Wire(objs.UIHTTPRoute), metacontroller.Wire(grpc)})
 		require.NoError(t, err)
 		return b
 	}

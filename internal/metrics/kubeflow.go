@@ -2,9 +2,10 @@ package metrics
 
 import (
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 )
 
 // KubeflowOptions select the Kubeflow operator's metrics (v2.5's --metrics-prefix,
@@ -89,30 +90,8 @@ func NewKubeflow(reg prometheus.Registerer, o KubeflowOptions) (*Kubeflow, error
 	return k, nil
 }
 
-// Application is what one sync decided about a SparkApplication, in the terms of Kubeflow's
-// metrics. States are the wire values (SUBMITTED, RUNNING, ...); From is "" for a new one.
-type Application struct {
-	Namespace string
-	Labels    map[string]string
-	From, To  string
-	// SubmissionAttempts and ExecutionAttempts are the answered status's: latencies are
-	// observed for the first attempt only, as Kubeflow does.
-	SubmissionAttempts, ExecutionAttempts int32
-	// SinceCreation is the decision's time minus the creation; Execution is the termination
-	// minus the last submission (zero when either is unknown).
-	SinceCreation, Execution time.Duration
-	// Executors are the executors whose state this sync turned COMPLETED or FAILED.
-	Executors []Executor
-}
-
-// Executor is an executor that ended in this sync.
-type Executor struct {
-	Labels map[string]string
-	Failed bool
-}
-
 // Record counts one decision.
-func (k *Kubeflow) Record(a Application) {
+func (k *Kubeflow) Record(a hook.Application) {
 	for _, e := range a.Executors {
 		l := k.labelValues(a.Namespace, e.Labels)
 		if e.Failed {

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 )
 
 // TestKubeflowLifecycle counts a SparkPi's decisions, one sync per transition, and reads back
@@ -21,11 +23,11 @@ func TestKubeflowLifecycle(t *testing.T) {
 	})
 	require.NoError(t, err)
 	labels := map[string]string{"app-type": "batch", "other": "x"}
-	for _, a := range []Application{
+	for _, a := range []hook.Application{
 		{From: "", To: "SUBMITTED", SubmissionAttempts: 1, ExecutionAttempts: 1, SinceCreation: 2 * time.Second},
 		{From: "SUBMITTED", To: "SUBMITTED"}, // a resync decides nothing new
 		{From: "SUBMITTED", To: "RUNNING", SubmissionAttempts: 1, ExecutionAttempts: 1, SinceCreation: 40 * time.Second},
-		{From: "RUNNING", To: "RUNNING", Executors: []Executor{{Labels: map[string]string{"team": "data"}}, {Failed: true}}},
+		{From: "RUNNING", To: "RUNNING", Executors: []hook.Executor{{Labels: map[string]string{"team": "data"}}, {Failed: true}}},
 		{From: "RUNNING", To: "COMPLETED", SubmissionAttempts: 1, ExecutionAttempts: 1, Execution: 90 * time.Second},
 	} {
 		a.Namespace, a.Labels = "etl", labels
@@ -71,7 +73,7 @@ func TestKubeflowPrefix(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	k, err := NewKubeflow(reg, KubeflowOptions{Prefix: "my-org_", Labels: []string{"app_type"}})
 	require.NoError(t, err)
-	k.Record(Application{From: "SUBMITTED", To: "SUBMISSION_FAILED"})
+	k.Record(hook.Application{From: "SUBMITTED", To: "SUBMISSION_FAILED"})
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP my_org_spark_application_failed_submission_count SparkApplication submissions that failed.
 # TYPE my_org_spark_application_failed_submission_count counter

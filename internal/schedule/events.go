@@ -1,13 +1,11 @@
 package schedule
 
 import (
-	"encoding/json"
-	"fmt"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"slices"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/event"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -18,22 +16,24 @@ const (
 	EventScheduled   = "ScheduledSparkApplicationScheduled"
 )
 
-// Story reads the parent of a sync request and the status the hook answered, and tells the
-// Events of that decision, for the server to record after answering.
-func Story(parent json.RawMessage, answered *metacontroller.SyncResponse) (event.Story, error) {
-	var ssa struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        metav1.ObjectMeta                       `json:"metadata"`
-		Status          v1beta2.ScheduledSparkApplicationStatus `json:"status"`
+// newTeller keeps what the Events of this sync are told from: the parent's identity and its
+// status as observed, whose conditions the decision edits in place.
+func newTeller(ssa *v1beta2.ScheduledSparkApplication) hook.Teller[v1beta2.ScheduledSparkApplicationStatus] {
+	observed := ssa.Status
+	observed.Conditions = slices.Clone(observed.Conditions)
+	return hook.NewTeller(ssa.TypeMeta, &ssa.ObjectMeta, observed, Events)
+}
+
+// outcome reports result r and its answer resp.
+func outcome(told hook.Teller[v1beta2.ScheduledSparkApplicationStatus], r result, resp *metacontroller.SyncResponse) hook.Outcome {
+	return hook.Outcome{
+		Kind:             v1beta2.KindScheduledSparkApplication,
+		From:             r.From,
+		To:               r.To,
+		Submitted:        r.Created,
+		ValidationFailed: r.ValidationFailed,
+		Story:            told.Story(resp.Status),
 	}
-	if err := json.Unmarshal(parent, &ssa); err != nil {
-		return event.Story{}, fmt.Errorf("decode ScheduledSparkApplication: %w", err)
-	}
-	st, ok := answered.Status.(*v1beta2.ScheduledSparkApplicationStatus)
-	if !ok {
-		return event.Story{}, fmt.Errorf("answered status is %T, not a ScheduledSparkApplication status", answered.Status)
-	}
-	return event.Story{Regarding: event.Regarding(ssa.TypeMeta, &ssa.Metadata), Events: Events(&ssa.Status, st)}, nil
 }
 
 // Events tells a new run and a change of the schedule's validity. The runs themselves are

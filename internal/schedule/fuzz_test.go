@@ -77,7 +77,7 @@ func fuzzNewObject(t *testing.T, schedule, timeZone string, now time.Time) {
 	require.NoError(t, err)
 	st := status(resp)
 	require.LessOrEqual(t, len(st.Reason), maxReason)
-	require.False(t, res.Created, "a new object does not run at once")
+	require.False(t, res.Submitted, "a new object does not run at once")
 	if res.ValidationFailed {
 		require.Equal(t, v1beta2.ScheduleStateFailedValidation, st.ScheduleState)
 		require.NotEmpty(t, st.Reason)
@@ -95,7 +95,7 @@ func fuzzNewObject(t *testing.T, schedule, timeZone string, now time.Time) {
 	if res.ValidationFailed {
 		return // e.g. no time left in the next five years
 	}
-	require.Equal(t, due, res.Created)
+	require.Equal(t, due, res.Submitted)
 	require.Len(t, resp.Children, map[bool]int{true: 1}[due])
 	st = status(resp)
 	require.False(t, st.LastRun.After(later))

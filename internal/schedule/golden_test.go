@@ -40,7 +40,7 @@ func TestGolden(t *testing.T) {
 		dir := filepath.Dir(reqPath)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			req, now := readGoldenCase(t, dir)
-			resp, _, err := Sync(req, now, Config{})
+			resp, outcome, err := Sync(req, now, Config{})
 			require.NoError(t, err)
 			got, err := json.MarshalIndent(resp, "", "  ")
 			require.NoError(t, err)
@@ -54,7 +54,7 @@ func TestGolden(t *testing.T) {
 			require.NoError(t, err, "run go test ./internal/schedule -run TestGolden -update")
 			assert.Equal(t, string(want), string(got))
 
-			story, err := Story(req.Parent, resp)
+			story, err := outcome.Story()
 			require.NoError(t, err)
 			goldentest.CompareEvents(t, filepath.Join(dir, "events.json"), story.Events, len(story.Events), *update, "go test ./internal/schedule -run TestGolden")
 
@@ -134,7 +134,7 @@ func checkFixedPoint(t *testing.T, req *metacontroller.SyncRequest, resp *metaco
 	require.NoError(t, err)
 	assert.Equal(t, mustJSON(t, resp.Status), mustJSON(t, again.Status), "syncing the applied answer again changes the status")
 	assert.Equal(t, childNames(resp), childNames(again))
-	assert.False(t, res.Created)
+	assert.False(t, res.Submitted)
 }
 
 // TestGoldenSchemaCheckCanFail guards the schema check above against passing vacuously.

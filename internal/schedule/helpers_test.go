@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -132,7 +133,7 @@ func (w *world) request() *metacontroller.SyncRequest {
 }
 
 // sync runs one sync at w.now, applies it and checks that it is a fixed point.
-func (w *world) sync() (*metacontroller.SyncResponse, Result) {
+func (w *world) sync() (*metacontroller.SyncResponse, hook.Outcome) {
 	w.t.Helper()
 	resp, res, err := Sync(w.request(), w.now, w.cfg)
 	require.NoError(w.t, err)
@@ -142,7 +143,7 @@ func (w *world) sync() (*metacontroller.SyncResponse, Result) {
 	require.NoError(w.t, err)
 	require.Equal(w.t, mustJSON(w.t, resp.Status), mustJSON(w.t, again.Status), "a second sync at %s must not change the status", w.now)
 	require.Equal(w.t, w.runNames(), childNames(again), "a second sync at %s must keep the runs", w.now)
-	require.False(w.t, res2.Created, "a second sync at %s created a run", w.now)
+	require.False(w.t, res2.Submitted, "a second sync at %s created a run", w.now)
 	return resp, res
 }
 

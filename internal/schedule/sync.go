@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -22,9 +23,9 @@ type Config struct {
 	MaxResync time.Duration
 }
 
-// Result is what one decision did, for metrics. From and To are status.scheduleState before
-// and after ("" is a new object).
-type Result struct {
+// result is what one decision did, for metrics: Sync reports it as a hook.Outcome. From and
+// To are status.scheduleState before and after ("" is a new object).
+type result struct {
 	From, To         string
 	Created          bool
 	ValidationFailed bool
@@ -43,15 +44,27 @@ const (
 // maxReason caps status.reason, which repeats every validation error.
 const maxReason = 1024
 
+// Hooks are the ScheduledSparkApplication's hooks with the settings cfg: a sync alone, since
+// its runs are SparkApplications that finalize themselves.
+func Hooks(cfg Config) hook.Kind {
+	return hook.Kind{
+		Name: "scheduledsparkapplication",
+		Sync: func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hook.Outcome, error) {
+			return Sync(req, now, cfg)
+		},
+	}
+}
+
 // Sync decides the desired SparkApplication runs and the status of one
 // ScheduledSparkApplication at now. A request that cannot be understood gives an error whose
 // BadRequest method returns true; an answer that would delete a run still working or a child
 // the schedule did not make is refused instead (metacontroller.Refusal).
-func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, Result, error) {
+func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, hook.Outcome, error) {
 	in, err := decodeRequest(req)
 	if err != nil {
-		return nil, Result{}, err
+		return nil, hook.Outcome{}, err
 	}
+	told := newTeller(in.ssa)
 	if cfg.MaxResync <= 0 {
 		cfg.MaxResync = time.Hour
 	}
@@ -61,9 +74,9 @@ func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacont
 	d.decide()
 	resp := d.response()
 	if err := d.checkKeepsLive(req.Children, resp.Children); err != nil {
-		return nil, Result{}, err
+		return nil, hook.Outcome{}, err
 	}
-	return resp, d.result, nil
+	return resp, outcome(told, d.result, resp), nil
 }
 
 // decider holds one decision in progress.
@@ -74,7 +87,7 @@ type decider struct {
 	status v1beta2.ScheduledSparkApplicationStatus
 	keep   []run // the runs in the desired set
 	resync time.Duration
-	result Result
+	result result
 }
 
 func (d *decider) decide() {

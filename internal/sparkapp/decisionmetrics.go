@@ -2,14 +2,17 @@ package sparkapp
 
 import (
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 )
 
 // metrics tells what Kubeflow's metrics read of this decision. The executors that ended are
 // those whose answered state is COMPLETED or FAILED and whose observed state was not: a stale
 // sync that repeats the decision tells them again, as it tells its transition again.
-func (d *decider) metrics() DecisionMetrics {
-	m := DecisionMetrics{
+func (d *decider) metrics() *hook.Application {
+	m := &hook.Application{
 		Namespace:          d.in.app.Namespace,
+		From:               string(d.decision.From),
+		To:                 string(d.decision.To),
 		Labels:             d.in.app.Labels,
 		SubmissionAttempts: d.status.SubmissionAttempts,
 		ExecutionAttempts:  d.status.ExecutionAttempts,
@@ -25,7 +28,7 @@ func (d *decider) metrics() DecisionMetrics {
 		if (st != v1beta2.ExecutorStateCompleted && st != v1beta2.ExecutorStateFailed) || observed[name] == st {
 			continue
 		}
-		m.EndedExecutors = append(m.EndedExecutors, EndedExecutor{Labels: d.executorLabels(name), Failed: st == v1beta2.ExecutorStateFailed})
+		m.Executors = append(m.Executors, hook.Executor{Labels: d.executorLabels(name), Failed: st == v1beta2.ExecutorStateFailed})
 	}
 	return m
 }

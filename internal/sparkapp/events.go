@@ -1,8 +1,8 @@
 package sparkapp
 
 import (
-	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/event"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -55,22 +56,26 @@ const (
 	actionExpire   = "Expire"
 )
 
-// Story reads the parent of a sync request and the status the hook answered, and tells the
-// Events of that decision. The server calls it after answering, off the answer's path.
-func Story(parent json.RawMessage, answered *metacontroller.SyncResponse) (event.Story, error) {
-	var app struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        metav1.ObjectMeta              `json:"metadata"`
-		Status          v1beta2.SparkApplicationStatus `json:"status"`
+// newTeller keeps what the Events of this sync are told from: the parent's identity and its
+// status as observed, whose conditions the decision edits in place.
+func newTeller(app *v1beta2.SparkApplication) hook.Teller[v1beta2.SparkApplicationStatus] {
+	observed := app.Status
+	observed.Conditions = slices.Clone(observed.Conditions)
+	return hook.NewTeller(app.TypeMeta, &app.ObjectMeta, observed, Events)
+}
+
+// outcome reports decision d, with Kubeflow's view app of it, and its answer resp.
+func outcome(told hook.Teller[v1beta2.SparkApplicationStatus], d decision, app *hook.Application, resp *metacontroller.SyncResponse) hook.Outcome {
+	return hook.Outcome{
+		Kind:             v1beta2.KindSparkApplication,
+		From:             string(d.From),
+		To:               string(d.To),
+		Submitted:        d.Submitted,
+		RestartReason:    d.RestartReason,
+		ValidationFailed: d.ValidationFailed,
+		Application:      app,
+		Story:            told.Story(resp.Status),
 	}
-	if err := json.Unmarshal(parent, &app); err != nil {
-		return event.Story{}, fmt.Errorf("decode SparkApplication: %w", err)
-	}
-	st, ok := answered.Status.(*v1beta2.SparkApplicationStatus)
-	if !ok {
-		return event.Story{}, fmt.Errorf("answered status is %T, not a SparkApplication status", answered.Status)
-	}
-	return event.Story{Regarding: event.Regarding(app.TypeMeta, &app.Metadata), Events: Events(&app.Status, st)}, nil
 }
 
 // Events tells what a sync decided as Kubernetes Events: a pure function of the status the

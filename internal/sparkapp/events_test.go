@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/event"
@@ -134,18 +135,19 @@ func TestEventsAreBoundedAndWellFormed(t *testing.T) {
 }
 
 func TestStoryRegardsTheParentWithoutItsResourceVersion(t *testing.T) {
-	parent := []byte(`{"apiVersion":"sparkoperator.k8s.io/v1beta2","kind":"SparkApplication",
-		"metadata":{"name":"spark-pi","namespace":"jobs","uid":"u-1","resourceVersion":"77"},"status":{}}`)
+	app := &v1beta2.SparkApplication{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication"},
+		ObjectMeta: metav1.ObjectMeta{Name: "spark-pi", Namespace: "jobs", UID: "u-1", ResourceVersion: "77"},
+	}
 	answered := &v1beta2.SparkApplicationStatus{SubmissionID: "s", SubmissionAttempts: 1,
 		AppState: v1beta2.ApplicationState{State: v1beta2.ApplicationStateSubmitted}}
-	story, err := Story(parent, &metacontroller.SyncResponse{Status: answered})
+	told := newTeller(app)
+	story, err := outcome(told, decision{}, nil, &metacontroller.SyncResponse{Status: answered}).Story()
 	require.NoError(t, err)
 	assert.Equal(t, corev1.ObjectReference{APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication",
 		Namespace: "jobs", Name: "spark-pi", UID: "u-1"}, story.Regarding)
 	assert.Equal(t, []string{"Normal SparkApplicationSubmitted"}, reasons(story.Events))
 
-	_, err = Story(parent, &metacontroller.SyncResponse{Status: map[string]any{}})
+	_, err = outcome(told, decision{}, nil, &metacontroller.SyncResponse{Status: map[string]any{}}).Story()
 	assert.Error(t, err, "a status of another kind")
-	_, err = Story([]byte(`[`), &metacontroller.SyncResponse{Status: answered})
-	assert.Error(t, err)
 }

@@ -109,11 +109,11 @@ func syncEvents(t *testing.T, body []byte, now time.Time, cfg Config) []event.Ev
 	t.Helper()
 	var req metacontroller.SyncRequest
 	require.NoError(t, json.Unmarshal(body, &req))
-	resp, _, err := Sync(&req, now, cfg)
+	_, outcome, err := Sync(&req, now, cfg)
 	if err != nil {
 		return nil
 	}
-	story, err := Story(req.Parent, resp)
+	story, err := outcome.Story()
 	require.NoError(t, err)
 	return story.Events
 }

@@ -15,60 +15,59 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
-// Decision reports what one sync decided, for metrics and logs.
-type Decision struct {
+// decision is what one sync decided, for metrics: Sync reports it as a hook.Outcome.
+type decision struct {
 	From, To         v1beta2.ApplicationStateType
 	Submitted        bool   // a new attempt was requested
 	RestartReason    string // non-empty when an attempt was given up to run the application again
 	ValidationFailed bool   // the spec did not validate
-	// Metrics is what Kubeflow's metrics read of the decision.
-	Metrics DecisionMetrics
-}
-
-// DecisionMetrics is the part of a decision Kubeflow's metrics count: the application's
-// namespace and labels, the answered attempts, and its times.
-type DecisionMetrics struct {
-	Namespace                             string
-	Labels                                map[string]string
-	SubmissionAttempts, ExecutionAttempts int32
-	// SinceCreation is the decision's time minus the creation; Execution is the termination
-	// minus the last submission, zero while either is unset.
-	SinceCreation, Execution time.Duration
-	// EndedExecutors are the executors this decision saw end, with their Pods' labels.
-	EndedExecutors []EndedExecutor
-}
-
-// EndedExecutor is an executor whose state turned COMPLETED or FAILED in this decision.
-type EndedExecutor struct {
-	Labels map[string]string
-	Failed bool
 }
 
 // maxMessage bounds errorMessage and condition messages: the status is written on every change
 // and read by every watcher.
 const maxMessage = 4096
 
+// Hooks are the SparkApplication's hooks with the operator-wide settings cfg.
+func Hooks(cfg Config) hook.Kind {
+	return hook.Kind{
+		Name: "sparkapplication",
+		Sync: func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hook.Outcome, error) {
+			return Sync(req, now, cfg)
+		},
+		// Finalize reports nothing: the parent is on its way out.
+		Finalize: func(req *metacontroller.SyncRequest, _ time.Time) (*metacontroller.SyncResponse, hook.Outcome, error) {
+			resp, err := Finalize(req)
+			return resp, hook.Outcome{}, err
+		},
+		Customize: Customize,
+	}
+}
+
 // Sync is the sync hook: the desired children, next status and resync delay of one
-// SparkApplication. A finalizing request is answered as by Finalize.
-func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, Decision, error) {
+// SparkApplication, and the outcome that reports them. A finalizing request is answered as by
+// Finalize.
+func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, hook.Outcome, error) {
 	in, err := decodeRequest(req)
 	if err != nil {
-		return nil, Decision{}, err
+		return nil, hook.Outcome{}, err
 	}
+	told := newTeller(in.app)
 	if req.Finalizing {
 		resp := finalize(in)
 		st := in.app.Status.AppState.State
-		return resp, Decision{From: st, To: st}, nil
+		return resp, outcome(told, decision{From: st, To: st}, &hook.Application{From: string(st), To: string(st)}, resp), nil
 	}
 	hold, err := cfg.Namespaces.notSelected(in)
 	if err != nil {
-		return nil, Decision{}, err
+		return nil, hook.Outcome{}, err
 	}
 	if hold != "" && in.app.Status.AppState.State == v1beta2.ApplicationStateNew && in.app.Status.SubmissionID == "" && in.observedCount() == 0 {
-		return leftAlone(in, now, hold), Decision{}, nil
+		resp := leftAlone(in, now, hold)
+		return resp, outcome(told, decision{}, &hook.Application{}, resp), nil
 	}
 	d := newDecider(in, now, cfg)
 	d.namespaceHold = hold
@@ -76,14 +75,15 @@ func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacont
 		d.removeCondition(condNamespaceSelected)
 	}
 	if err := d.decide(); err != nil {
-		return nil, Decision{}, err
+		return nil, hook.Outcome{}, err
 	}
 	d.settleConditions()
 	d.queueChildren()
 	if err := d.checkLivePodsKept(); err != nil {
-		return nil, Decision{}, err
+		return nil, hook.Outcome{}, err
 	}
-	return d.response(), d.decision, nil
+	resp := d.response()
+	return resp, outcome(told, d.decision, d.metrics(), resp), nil
 }
 
 // decider carries one sync's inputs and the answer being built.
@@ -103,7 +103,7 @@ type decider struct {
 	queue    *queue    // nil unless queued with Kueue
 	workload any       // the Workload child of the answer, when the queue decided one
 	deadline time.Time // nearest instant at which a decision changes by itself
-	decision Decision
+	decision decision
 	// failReason names the failure this sync decided, for the Failed condition.
 	failReason string
 	// retry says when the next attempt starts, when this sync scheduled a retry.
@@ -722,10 +722,9 @@ func (d *decider) wakeAt(t time.Time) {
 
 func (d *decider) response() *metacontroller.SyncResponse {
 	d.decision.To = d.status.AppState.State
-	d.decision.Metrics = d.metrics()
 	resp := &metacontroller.SyncResponse{Status: &d.status, Children: make([]any, len(d.children))}
 	for i, obj := range d.children {
-		resp.Children[i] = driver.Wire(obj)
+		resp.Children[i] = metacontroller.Wire(obj)
 	}
 	if !d.deadline.IsZero() {
 		wait := min(d.deadline.Sub(d.realNow), maxResync).Seconds()

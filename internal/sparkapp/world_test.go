@@ -115,12 +115,12 @@ func (w *world) sync() error {
 	w.t.Helper()
 	w.syncs++
 	req := w.request(false)
-	resp, _, err := Sync(req, w.now, w.cfg)
+	resp, outcome, err := Sync(req, w.now, w.cfg)
 	w.last, w.lastErr = resp, err
 	if err != nil {
 		return err
 	}
-	story, err := Story(req.Parent, resp)
+	story, err := outcome.Story()
 	require.NoError(w.t, err)
 	w.events = append(w.events, story.Events...)
 	w.apply(resp)

@@ -156,14 +156,14 @@ func TestGolden(t *testing.T) {
 			req := w.request(c.finalizing)
 			reqBody := goldentest.Indented(t, req)
 			var resp any
-			r, _, err := Sync(req, w.now)
+			r, outcome, err := Sync(req, w.now)
 			var events []event.Event
 			if err != nil {
 				resp = goldentest.ErrorAnswer(err)
 			} else {
 				resp = r
 				if !c.finalizing {
-					story, err := Story(req.Parent, r)
+					story, err := outcome.Story()
 					require.NoError(t, err)
 					events = story.Events
 				}

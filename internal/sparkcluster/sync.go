@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -35,8 +35,8 @@ const historyLimit = 20
 // is not being deleted; the label of sparkhooks_hook_refusals_total.
 const RefusedStatefulSetDropped = "StatefulSetDropped"
 
-// Result is what a sync decided, for metrics and logs.
-type Result struct {
+// result is what a sync decided, for metrics: Sync reports it as a hook.Outcome.
+type result struct {
 	From, To         string
 	ValidationFailed bool
 }
@@ -131,31 +131,48 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	return in, nil
 }
 
+// Hooks are the SparkCluster's hooks.
+func Hooks() hook.Kind {
+	return hook.Kind{Name: "sparkcluster", Sync: Sync, Finalize: Finalize, Customize: Customize}
+}
+
 // Sync is the sync hook of a SparkCluster; a finalizing request is answered as by Finalize.
-func Sync(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, Result, error) {
+func Sync(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hook.Outcome, error) {
 	in, err := decodeRequest(req)
 	if err != nil {
-		return nil, Result{}, err
+		return nil, hook.Outcome{}, err
 	}
+	// The decision edits a copy of the status: the observed one stays as decoded, for the story.
+	told := hook.NewTeller(in.c.TypeMeta, &in.c.ObjectMeta, in.c.Status, Events)
 	d := &decider{in: in, now: now.UTC().Truncate(time.Second), status: *in.c.Status.DeepCopy()}
 	d.result.From = in.c.Status.CurrentState.CurrentStateSummary
 	if req.Finalizing {
 		d.setState(sparkv1.StateResourceReleased, "the SparkCluster is deleted: its master and workers are released")
-		return d.response(in.observedCount() == 0), d.result, nil
+		resp := d.response(in.observedCount() == 0)
+		return resp, d.outcome(told, resp), nil
 	}
 	d.decide()
 	if err := checkStatefulSetsKept(in, d.children, &d.status); err != nil {
-		return nil, Result{}, err
+		return nil, hook.Outcome{}, err
 	}
-	return d.response(false), d.result, nil
+	resp := d.response(false)
+	return resp, d.outcome(told, resp), nil
 }
 
 // Finalize is the finalize hook: every child goes; the SparkCluster may go once none is seen.
-func Finalize(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, Result, error) {
+// Its outcome tells no story: the parent is on its way out.
+func Finalize(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hook.Outcome, error) {
 	if req != nil {
 		req.Finalizing = true
 	}
-	return Sync(req, now)
+	resp, outcome, err := Sync(req, now)
+	outcome.Story = nil
+	return resp, outcome, err
+}
+
+func (d *decider) outcome(told hook.Teller[sparkv1.ClusterStatus], resp *metacontroller.SyncResponse) hook.Outcome {
+	return hook.Outcome{Kind: sparkv1.KindSparkCluster, From: d.result.From, To: d.result.To,
+		ValidationFailed: d.result.ValidationFailed, Story: told.Story(resp.Status)}
 }
 
 type decider struct {
@@ -163,7 +180,7 @@ type decider struct {
 	now      time.Time
 	status   sparkv1.ClusterStatus
 	children []any
-	result   Result
+	result   result
 }
 
 func (d *decider) decide() {
@@ -371,7 +388,7 @@ func (d *decider) response(finalized bool) *metacontroller.SyncResponse {
 	d.setReady()
 	resp := &metacontroller.SyncResponse{Status: &d.status, Children: make([]any, len(d.children)), Finalized: finalized}
 	for i, obj := range d.children {
-		resp.Children[i] = driver.Wire(obj)
+		resp.Children[i] = metacontroller.Wire(obj)
 	}
 	return resp
 }

@@ -1,15 +1,11 @@
 package sparkconnect
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/event"
-	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
 // Event reasons of a Spark Connect server.
@@ -20,24 +16,6 @@ const (
 	EventFailed       = "SparkConnectFailed"
 	EventSpecInvalid  = "SparkConnectSpecInvalid"
 )
-
-// Story reads the parent of a sync request and the status the hook answered, and tells the
-// Events of that decision, for the server to record after answering.
-func Story(parent json.RawMessage, answered *metacontroller.SyncResponse) (event.Story, error) {
-	var sc struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        metav1.ObjectMeta           `json:"metadata"`
-		Status          v1alpha1.SparkConnectStatus `json:"status"`
-	}
-	if err := json.Unmarshal(parent, &sc); err != nil {
-		return event.Story{}, fmt.Errorf("decode SparkConnect: %w", err)
-	}
-	st, ok := answered.Status.(*v1alpha1.SparkConnectStatus)
-	if !ok {
-		return event.Story{}, fmt.Errorf("answered status is %T, not a SparkConnect status", answered.Status)
-	}
-	return event.Story{Regarding: event.Regarding(sc.TypeMeta, &sc.Metadata), Events: Events(&sc.Status, st)}, nil
-}
 
 // Events tells a change of the server's state, or of why it is not ready, as an Event with the
 // Ready condition's message; and a spec that turned invalid. A sync that changes neither tells

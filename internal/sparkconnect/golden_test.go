@@ -218,14 +218,14 @@ func TestGolden(t *testing.T) {
 				sreq := w.request()
 				req = sreq
 				reqBody := goldentest.Indented(t, sreq)
-				r, _, err := Sync(sreq, w.now, w.cfg)
+				r, outcome, err := Sync(sreq, w.now, w.cfg)
 				var events []event.Event
 				if err != nil {
 					resp = goldentest.ErrorAnswer(err)
 				} else {
 					resp = r
 					checkStatusSchema(t, crd, w.sc, r)
-					story, err := Story(sreq.Parent, r)
+					story, err := outcome.Story()
 					require.NoError(t, err)
 					events = story.Events
 				}

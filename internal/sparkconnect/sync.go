@@ -16,6 +16,7 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -25,8 +26,8 @@ type Config struct {
 	Driver driver.Options
 }
 
-// Result is what a sync decided, for metrics and logs.
-type Result struct {
+// result is what a sync decided, for metrics: Sync reports it as a hook.Outcome.
+type result struct {
 	From, To v1alpha1.SparkConnectState
 	// Restart is non-empty when this decision gives up a live server: why.
 	Restart          string
@@ -51,24 +52,50 @@ const (
 	RefusedServerDropped = "ServerDropped"
 )
 
+// Hooks are the SparkConnect's hooks with the settings cfg.
+func Hooks(cfg Config) hook.Kind {
+	return hook.Kind{
+		Name: "sparkconnect",
+		Sync: func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hook.Outcome, error) {
+			return Sync(req, now, cfg)
+		},
+		// Finalize reports nothing: the parent is on its way out.
+		Finalize: func(req *metacontroller.SyncRequest, _ time.Time) (*metacontroller.SyncResponse, hook.Outcome, error) {
+			resp, err := Finalize(req)
+			return resp, hook.Outcome{}, err
+		},
+		Customize: Customize,
+	}
+}
+
 // Sync is the sync hook of a SparkConnect. A finalizing request is answered as by Finalize.
-func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, Result, error) {
+func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, hook.Outcome, error) {
 	in, err := decodeRequest(req)
 	if err != nil {
-		return nil, Result{}, err
+		return nil, hook.Outcome{}, err
 	}
+	// The decision edits a copy of the status: the observed one stays as decoded, for the story.
+	told := hook.NewTeller(in.sc.TypeMeta, &in.sc.ObjectMeta, in.sc.Status, Events)
 	if req.Finalizing {
-		return finalize(in), Result{From: in.sc.Status.State, To: in.sc.Status.State}, nil
+		resp := finalize(in)
+		return resp, outcome(told, result{From: in.sc.Status.State, To: in.sc.Status.State}, resp), nil
 	}
 	d := &decider{in: in, cfg: cfg, now: now.UTC().Truncate(time.Second), status: *in.sc.Status.DeepCopy()}
 	d.result.From = in.sc.Status.State
 	if err := d.decide(); err != nil {
-		return nil, Result{}, err
+		return nil, hook.Outcome{}, err
 	}
 	if err := checkServersKept(in, d.children, d.result.Restart != ""); err != nil {
-		return nil, Result{}, err
+		return nil, hook.Outcome{}, err
 	}
-	return d.response(), d.result, nil
+	resp := d.response()
+	return resp, outcome(told, d.result, resp), nil
+}
+
+// outcome reports result r and its answer resp.
+func outcome(told hook.Teller[v1alpha1.SparkConnectStatus], r result, resp *metacontroller.SyncResponse) hook.Outcome {
+	return hook.Outcome{Kind: v1alpha1.KindSparkConnect, From: string(r.From), To: string(r.To),
+		RestartReason: r.Restart, ValidationFailed: r.ValidationFailed, Story: told.Story(resp.Status)}
 }
 
 // Finalize is the finalize hook: every child goes, and the SparkConnect may go once none is
@@ -121,7 +148,7 @@ type decider struct {
 	now      time.Time
 	status   v1alpha1.SparkConnectStatus
 	children []any
-	result   Result
+	result   result
 }
 
 func (d *decider) decide() error {
@@ -362,7 +389,7 @@ func (d *decider) response() *metacontroller.SyncResponse {
 	d.result.To = d.status.State
 	resp := &metacontroller.SyncResponse{Status: &d.status, Children: make([]any, len(d.children))}
 	for i, obj := range d.children {
-		resp.Children[i] = driver.Wire(obj)
+		resp.Children[i] = metacontroller.Wire(obj)
 	}
 	return resp
 }

@@ -15,6 +15,7 @@ import (
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
@@ -55,6 +56,12 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 		kinds[k.Kind] = k
 	}
 	require.Greater(t, len(objects), 30)
+	syncs := map[string]hook.SyncFunc{
+		v1beta2.KindSparkApplication:          sparkapp.Hooks(sparkapp.Config{}).Sync,
+		v1beta2.KindScheduledSparkApplication: schedule.Hooks(schedule.Config{}).Sync,
+		sparkv1.KindSparkCluster:              sparkcluster.Hooks().Sync,
+		v1alpha1.KindSparkConnect:             sparkconnect.Hooks(sparkconnect.Config{}).Sync,
+	}
 
 	var refused, allowed int
 	for name, raw := range objects {
@@ -72,26 +79,8 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 			resp, outcome := decide(req, kind, goldenNow)
 
 			sync := &metacontroller.SyncRequest{Parent: raw}
-			var hookInvalid bool
-			var hookErr error
-			switch kind.Kind {
-			case v1beta2.KindSparkApplication:
-				var d sparkapp.Decision
-				_, d, hookErr = sparkapp.Sync(sync, goldenNow, sparkapp.Config{})
-				hookInvalid = d.ValidationFailed
-			case v1beta2.KindScheduledSparkApplication:
-				var r schedule.Result
-				_, r, hookErr = schedule.Sync(sync, goldenNow, schedule.Config{})
-				hookInvalid = r.ValidationFailed
-			case sparkv1.KindSparkCluster:
-				var r sparkcluster.Result
-				_, r, hookErr = sparkcluster.Sync(sync, goldenNow)
-				hookInvalid = r.ValidationFailed
-			case v1alpha1.KindSparkConnect:
-				var r sparkconnect.Result
-				_, r, hookErr = sparkconnect.Sync(sync, goldenNow, sparkconnect.Config{})
-				hookInvalid = r.ValidationFailed
-			}
+			_, synced, hookErr := syncs[kind.Kind](sync, goldenNow)
+			hookInvalid := synced.ValidationFailed
 			assert.Equal(t, outcome.Refusal == RefusalBadRequest, hookErr != nil, "webhook: %+v; hook error: %v", resp.Result, hookErr)
 			assert.Equal(t, outcome.Refusal == RefusalInvalid, hookInvalid, "webhook: %+v", resp.Result)
 			if resp.Allowed {

@@ -1,4 +1,4 @@
-package driver
+package metacontroller
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
