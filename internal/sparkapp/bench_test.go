@@ -147,7 +147,7 @@ func BenchmarkDecodeFloor(b *testing.B) {
 	}
 }
 
-func realisticExecutor(b *testing.B, name, appID string, id int) json.RawMessage {
+func realisticExecutor(b testing.TB, name, appID string, id int) json.RawMessage {
 	created := metav1.NewTime(time.Date(2026, 3, 8, 6, 1, 0, 0, time.UTC))
 	fields := func(s string) *metav1.FieldsV1 { return &metav1.FieldsV1{Raw: []byte(s)} }
 	pod := corev1.Pod{

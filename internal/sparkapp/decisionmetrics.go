@@ -33,10 +33,11 @@ func (d *decider) metrics() *hook.Application {
 	return m
 }
 
+// executorLabels are the labels of an executor that ended, which Kubeflow's metrics read.
 func (d *decider) executorLabels(name string) map[string]string {
 	for _, pod := range d.in.execs {
-		if pod.Metadata.Name == name {
-			return pod.Metadata.Labels
+		if pod.name == name && pod.full != nil {
+			return pod.full.Metadata.Labels
 		}
 	}
 	return nil

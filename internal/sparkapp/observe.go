@@ -411,8 +411,8 @@ func findContainer(statuses []corev1.ContainerStatus, name string) *corev1.Conta
 }
 
 // executorState maps an executor Pod's phase to the status value.
-func executorState(pod *podView) v1beta2.ExecutorState {
-	switch pod.Status.Phase {
+func executorState(phase corev1.PodPhase) v1beta2.ExecutorState {
+	switch phase {
 	case corev1.PodPending:
 		return v1beta2.ExecutorStatePending
 	case corev1.PodRunning:

@@ -80,7 +80,7 @@ type input struct {
 	// driver is the only Pod a SparkApplication owns, and a label edited by a user or a policy
 	// must not make the decision overlook it (and leave it out of the answer, which deletes it).
 	drivers []*podView
-	execs   []*podView // related executor Pods of any attempt, sorted by executor id
+	execs   []*executorPod // related executor Pods of any attempt, sorted by executor id
 	related metacontroller.ChildMap
 	// clusterRelated is true when the request carries cluster-scoped related objects: a v2 sync
 	// hook's does, a v1 one's of a namespaced parent leaves them out.
@@ -139,11 +139,11 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 		if _, child := req.Children[keyPod][name]; child {
 			continue // a driver whose role label was edited to executor's
 		}
-		pod := &podView{}
-		if err := json.Unmarshal(raw, pod); err != nil {
+		pod, err := decodeExecutor(raw)
+		if err != nil {
 			return nil, requestErrorf("decode related Pod %q: %w", name, err)
 		}
-		if pod.Metadata.Labels[driver.LabelSparkRole] == driver.RoleExecutor {
+		if pod.role == driver.RoleExecutor {
 			in.execs = append(in.execs, pod)
 		}
 	}
@@ -153,9 +153,9 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 
 // executorLess orders executors by Spark's executor id, so that the capped executorState keeps
 // the same, lowest-numbered executors from one sync to the next.
-func executorLess(a, b *podView) bool {
-	ia, erra := strconv.Atoi(a.Metadata.Labels["spark-exec-id"])
-	ib, errb := strconv.Atoi(b.Metadata.Labels["spark-exec-id"])
+func executorLess(a, b *executorPod) bool {
+	ia, erra := strconv.Atoi(a.execID)
+	ib, errb := strconv.Atoi(b.execID)
 	switch {
 	case erra == nil && errb == nil && ia != ib:
 		return ia < ib
@@ -164,7 +164,7 @@ func executorLess(a, b *podView) bool {
 	case erra != nil && errb == nil:
 		return false
 	}
-	return a.Metadata.Name < b.Metadata.Name
+	return a.name < b.name
 }
 
 // observedCount is the number of observed children of the kinds a new attempt must wait for.

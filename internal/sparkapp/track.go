@@ -256,21 +256,21 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 	next := make(map[string]v1beta2.ExecutorState, min(len(d.in.execs), limit))
 	var counts [5]int // by executorStateIndex
 	total := 0
-	var lastFailed *podView // in executor id order, the failed executor Pod started last
-	disrupted := 0          // executor Pods not yet failed that the cluster is taking away
+	var lastFailed *executorPod // in executor id order, the failed executor Pod started last
+	disrupted := 0              // executor Pods not yet failed that the cluster is taking away
 	for _, pod := range d.in.execs {
-		if pod.Metadata.Labels[driver.LabelAppSelector] != appID {
+		if pod.appID != appID {
 			continue
 		}
-		state := executorState(pod)
+		state := executorState(pod.phase)
 		counts[executorStateIndex(state)]++
 		total++
 		if len(next) < limit {
-			next[pod.Metadata.Name] = state
+			next[pod.name] = state
 		}
 		if state == v1beta2.ExecutorStateFailed {
 			lastFailed = pod
-		} else if isDisrupted(pod) {
+		} else if pod.disrupted {
 			disrupted++
 		}
 	}
@@ -294,7 +294,7 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 	}
 	d.status.ExecutorState = next
 	if lastFailed != nil {
-		d.executorFailed(lastFailed)
+		d.executorFailed(lastFailed.full)
 	}
 	if !activeStates[d.status.AppState.State] {
 		return false // settleConditions retires ExecutorsReady of an attempt that has ended
@@ -342,7 +342,7 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 
 func (d *decider) observedExecutor(name string) bool {
 	for _, pod := range d.in.execs {
-		if pod.Metadata.Name == name {
+		if pod.name == name {
 			return true
 		}
 	}

@@ -1,0 +1,77 @@
+package metacontroller
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestChildMapReadsAsEncodingJSON: the walk files every object under the name encoding/json
+// would, with the same bytes, whatever the spacing, escapes or nesting.
+func TestChildMapReadsAsEncodingJSON(t *testing.T) {
+	for _, body := range []string{
+		`{}`,
+		`null`,
+		`{"Pod.v1":{}}`,
+		`{"Pod.v1":null}`,
+		` { "Pod.v1" : { "a" : {"metadata":{"name":"a"}} , "b":null } , "Service.v1":{"s":{"x":[1,2,{"y":"}]\"{"}],"z":true}} } `,
+		`{"Pod.v1":{"caf\u00e9":{"metadata":{"name":"café","labels":{"q":"a\\\"b"}}},"n":{"v":-1.5e3,"w":false}}}`,
+		"{\"Pod.v1\":{\"t\":{\"s\":\"tab\\there\",\"arr\":[[],{},\"\"]}}}",
+	} {
+		t.Run(body, func(t *testing.T) {
+			var want map[string]map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(body), &want))
+			var got ChildMap
+			require.NoError(t, json.Unmarshal([]byte(body), &got))
+			assert.Equal(t, len(want), len(got))
+			for key, group := range want {
+				require.Contains(t, got, key)
+				assert.Equal(t, group == nil, got[key] == nil, key)
+				assert.Equal(t, len(group), len(got[key]), key)
+				for name, raw := range group {
+					assert.Equal(t, string(raw), string(got[key][name]), "%s %s", key, name)
+				}
+			}
+		})
+	}
+}
+
+// TestChildMapRefusesWhatIsNotAMap: valid JSON of another shape is an error, as with
+// encoding/json, not a misreading.
+func TestChildMapRefusesWhatIsNotAMap(t *testing.T) {
+	for _, body := range []string{`[]`, `{"Pod.v1":[]}`, `{"Pod.v1":"x"}`, `{"Pod.v1":1}`, `"x"`} {
+		var want map[string]map[string]json.RawMessage
+		require.Error(t, json.Unmarshal([]byte(body), &want), body)
+		var got ChildMap
+		assert.Error(t, json.Unmarshal([]byte(body), &got), body)
+	}
+}
+
+func TestEachFieldAndElement(t *testing.T) {
+	var keys, values []string
+	require.NoError(t, EachField([]byte(` {"a" :1,"b":"x,}" , "c":[{"d":2}]}`), func(k, v []byte) error {
+		keys, values = append(keys, string(k)), append(values, string(v))
+		return nil
+	}))
+	assert.Equal(t, []string{`"a"`, `"b"`, `"c"`}, keys)
+	assert.Equal(t, []string{`1`, `"x,}"`, `[{"d":2}]`}, values)
+
+	var elems []string
+	require.NoError(t, EachElement([]byte(`[ 1, "a]", {"b":[2]} ,null]`), func(v []byte) error {
+		elems = append(elems, string(v))
+		return nil
+	}))
+	assert.Equal(t, []string{`1`, `"a]"`, `{"b":[2]}`, `null`}, elems)
+	assert.NoError(t, EachElement([]byte(`null`), func([]byte) error { t.Fatal("no element"); return nil }))
+	assert.Error(t, EachField([]byte(`[1]`), func(_, _ []byte) error { return nil }))
+	assert.Error(t, EachField([]byte(`{"a":1`), func(_, _ []byte) error { return nil }))
+
+	s, err := String([]byte(`"a\"b\u00e9"`))
+	require.NoError(t, err)
+	assert.Equal(t, "a\"bé", s)
+	assert.True(t, Is([]byte(`"Running"`), "Running"))
+	assert.True(t, Is([]byte(`"Run\u006eing"`), "Running"))
+	assert.False(t, Is([]byte(`"Running "`), "Running"))
+}

@@ -1,0 +1,106 @@
+package sparkapp
+
+import (
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+)
+
+// executorPod is what every sync reads of a related executor Pod: its name, the labels it is
+// selected and ordered by, its phase and whether the cluster is taking it away. It is walked
+// from the Pod's bytes, which are most of a large application's request. An executor that has
+// ended, whose failure the status tells and whose labels Kubeflow's metrics read, is decoded in
+// full as well: there are few of them at a time.
+type executorPod struct {
+	name, role, appID, execID string
+	phase                     corev1.PodPhase
+	disrupted                 bool     // a DisruptionTarget condition is True
+	full                      *podView // the whole Pod, for an ended executor only
+}
+
+// decodeExecutor walks a related Pod's metadata and status.
+func decodeExecutor(raw json.RawMessage) (*executorPod, error) {
+	pod := &executorPod{}
+	err := metacontroller.EachField(raw, func(key, value []byte) error {
+		switch {
+		case metacontroller.Is(key, "metadata"):
+			return pod.metadata(value)
+		case metacontroller.Is(key, "status"):
+			return pod.status(value)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pod.phase == corev1.PodSucceeded || pod.phase == corev1.PodFailed {
+		pod.full = &podView{}
+		if err := json.Unmarshal(raw, pod.full); err != nil {
+			return nil, err
+		}
+	}
+	return pod, nil
+}
+
+func (p *executorPod) metadata(md []byte) error {
+	return metacontroller.EachField(md, func(key, value []byte) (err error) {
+		switch {
+		case metacontroller.Is(key, "name"):
+			p.name, err = metacontroller.String(value)
+		case metacontroller.Is(key, "labels"):
+			return metacontroller.EachField(value, func(label, value []byte) (err error) {
+				switch {
+				case metacontroller.Is(label, driver.LabelSparkRole):
+					p.role, err = knownString(value, driver.RoleExecutor, driver.RoleDriver)
+				case metacontroller.Is(label, driver.LabelAppSelector):
+					p.appID, err = metacontroller.String(value)
+				case metacontroller.Is(label, "spark-exec-id"):
+					p.execID, err = metacontroller.String(value)
+				}
+				return err
+			})
+		}
+		return err
+	})
+}
+
+func (p *executorPod) status(st []byte) error {
+	return metacontroller.EachField(st, func(key, value []byte) error {
+		switch {
+		case metacontroller.Is(key, "phase"):
+			phase, err := knownString(value, string(corev1.PodPending), string(corev1.PodRunning), string(corev1.PodSucceeded), string(corev1.PodFailed))
+			p.phase = corev1.PodPhase(phase)
+			return err
+		case metacontroller.Is(key, "conditions"):
+			p.disrupted = false
+			return metacontroller.EachElement(value, func(c []byte) error {
+				var typ, status bool
+				err := metacontroller.EachField(c, func(key, value []byte) error {
+					switch {
+					case metacontroller.Is(key, "type"):
+						typ = metacontroller.Is(value, string(corev1.DisruptionTarget))
+					case metacontroller.Is(key, "status"):
+						status = metacontroller.Is(value, string(corev1.ConditionTrue))
+					}
+					return nil
+				})
+				p.disrupted = p.disrupted || (typ && status)
+				return err
+			})
+		}
+		return nil
+	})
+}
+
+// knownString reads a JSON string, sharing the constant it equals instead of allocating a copy.
+func knownString(raw []byte, known ...string) (string, error) {
+	for _, s := range known {
+		if metacontroller.Is(raw, s) {
+			return s, nil
+		}
+	}
+	return metacontroller.String(raw)
+}
