@@ -98,7 +98,7 @@ func newSyncHandler(name string, decide hook.SyncFunc, events EventRecorder, now
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		var req metacontroller.SyncRequest
-		if err := decodeBody(r, &req); err != nil {
+		if err := decodeBody(r, func(data []byte) error { return metacontroller.DecodeSyncRequest(data, &req) }); err != nil {
 			rec.fail(w, r, start, err)
 			return
 		}
@@ -136,7 +136,7 @@ func newCustomizeHandler(name string, decide hook.CustomizeFunc, m *metrics.Metr
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		var req metacontroller.CustomizeRequest
-		if err := decodeBody(r, &req); err != nil {
+		if err := decodeBody(r, func(data []byte) error { return json.Unmarshal(data, &req) }); err != nil {
 			rec.fail(w, r, start, err)
 			return
 		}
@@ -171,10 +171,10 @@ func (e tooLarge) Error() string {
 	return fmt.Sprintf("request body exceeds the %d-byte limit (see --max-body-bytes)", e.limit)
 }
 
-// decodeBody decodes the body into out. The body's buffer is not kept: the decoded request holds
-// copies (json.RawMessage copies its bytes), so the buffer can be collected while the decision
-// runs.
-func decodeBody(r *http.Request, out any) error {
+// decodeBody reads the body and decodes it with decode. A decoded sync request's parent and
+// observed objects are slices of the body's buffer, not copies (metacontroller.DecodeSyncRequest),
+// so the buffer lives as long as the decision and nothing writes to it.
+func decodeBody(r *http.Request, decode func(data []byte) error) error {
 	data, err := readBody(r)
 	if err != nil {
 		var maxErr *http.MaxBytesError
@@ -186,7 +186,7 @@ func decodeBody(r *http.Request, out any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return requestError("request body is empty")
 	}
-	if err := json.Unmarshal(data, out); err != nil {
+	if err := decode(data); err != nil {
 		return requestError("request body is not valid JSON for this hook: " + err.Error())
 	}
 	return nil

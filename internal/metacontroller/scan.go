@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // The request's objects are read by walking their bytes rather than by encoding/json, which
@@ -228,4 +229,58 @@ func (m *ChildMap) UnmarshalJSON(data []byte) error {
 	}
 	*m = groups
 	return nil
+}
+
+// syncRequestFields are the members of a sync request, as its JSON tags name them.
+var syncRequestFields = []string{"controller", "parent", "children", "related", "finalizing"}
+
+// DecodeSyncRequest reads a sync or finalize request body into req as json.Unmarshal would,
+// checking the JSON once and walking it once: the parent and the observed objects are slices of
+// data, which must not change while req is used. A body the walk does not expect (not JSON, a
+// member of another type, a name that matches a field only ignoring case) is left to
+// json.Unmarshal, whose answer, and error, it then is.
+func DecodeSyncRequest(data []byte, req *SyncRequest) error {
+	if !json.Valid(data) || walkSyncRequest(data, req) != nil {
+		*req = SyncRequest{}
+		return json.Unmarshal(data, req)
+	}
+	return nil
+}
+
+func walkSyncRequest(data []byte, req *SyncRequest) error {
+	return EachField(data, func(key, value []byte) error {
+		switch {
+		case Is(key, "controller"):
+			req.Controller = json.RawMessage(value)
+		case Is(key, "parent"):
+			req.Parent = json.RawMessage(value)
+		case Is(key, "children"):
+			req.Children = nil
+			return req.Children.UnmarshalJSON(value)
+		case Is(key, "related"):
+			req.Related = nil
+			return req.Related.UnmarshalJSON(value)
+		case Is(key, "finalizing"):
+			switch string(value) {
+			case "true":
+				req.Finalizing = true
+			case "false":
+				req.Finalizing = false
+			case "null":
+			default:
+				return errNotJSON
+			}
+		default:
+			k, err := String(key)
+			if err != nil {
+				return err
+			}
+			for _, f := range syncRequestFields {
+				if strings.EqualFold(k, f) {
+					return errNotJSON
+				}
+			}
+		}
+		return nil
+	})
 }

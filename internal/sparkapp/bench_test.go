@@ -18,7 +18,7 @@ import (
 // syncBody runs the hook the way the HTTP handler does: decode the body, decide, encode.
 func syncBody(b *testing.B, body []byte, now time.Time, cfg Config) {
 	var req metacontroller.SyncRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := metacontroller.DecodeSyncRequest(body, &req); err != nil {
 		b.Fatal(err)
 	}
 	resp, _, err := Sync(&req, now, cfg)
