@@ -284,3 +284,28 @@ func walkSyncRequest(data []byte, req *SyncRequest) error {
 		return nil
 	})
 }
+
+// metadataName is the raw metadata.name of an object, found by walking it; ok is false where the
+// walk cannot tell as encoding/json would (no such member, a key that matches only ignoring case,
+// a structure it does not expect), for the caller to decode the object instead.
+func metadataName(raw []byte) (name []byte, ok bool) {
+	ok = true
+	member := func(obj []byte, want string, found func(value []byte) error) error {
+		return EachField(obj, func(key, value []byte) error {
+			if Is(key, want) {
+				return found(value)
+			}
+			if k, err := String(key); err != nil || strings.EqualFold(k, want) {
+				ok = false
+			}
+			return nil
+		})
+	}
+	err := member(raw, "metadata", func(md []byte) error {
+		return member(md, "name", func(value []byte) error {
+			name = value
+			return nil
+		})
+	})
+	return name, ok && err == nil && name != nil
+}

@@ -62,6 +62,9 @@ func (m ChildMap) DropAbsent() {
 func (m ChildMap) CheckNames() error {
 	for key, group := range m {
 		for name, raw := range group {
+			if walked, ok := metadataName(raw); ok && Is(walked, name) {
+				continue
+			}
 			var obj struct {
 				Metadata struct {
 					Name string `json:"name"`

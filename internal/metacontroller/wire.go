@@ -1,12 +1,15 @@
 package metacontroller
 
 import (
+	"encoding/json"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // specOnly is a built object as a sync answer carries it: kind, metadata and spec, no status.
@@ -39,4 +42,38 @@ func Wire(obj any) any {
 		return &specOnly[autoscalingv2.HorizontalPodAutoscalerSpec]{TypeMeta: o.TypeMeta, Metadata: &o.ObjectMeta, Spec: &o.Spec}
 	}
 	return obj
+}
+
+// Identity is the kind and name a desired child is answered with, read from the object rather
+// than from its encoding: the cores answer typed objects and, for children kept as observed,
+// maps. Anything else is encoded and read back.
+func Identity(obj any) (kind, name string, err error) {
+	switch o := obj.(type) {
+	case interface {
+		GetObjectKind() schema.ObjectKind
+		GetName() string
+	}:
+		return o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), nil
+	case map[string]any:
+		md, _ := o["metadata"].(map[string]any)
+		k, kindOK := o["kind"].(string)
+		n, nameOK := md["name"].(string)
+		if (kindOK || o["kind"] == nil) && (nameOK || md["name"] == nil) {
+			return k, n, nil
+		}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return "", "", err
+	}
+	var id struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(b, &id); err != nil {
+		return "", "", err
+	}
+	return id.Kind, id.Metadata.Name, nil
 }

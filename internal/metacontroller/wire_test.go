@@ -42,3 +42,36 @@ func TestWireDropsStatusKeepsTheRest(t *testing.T) {
 	cm := &corev1.ConfigMap{ObjectMeta: meta}
 	assert.Same(t, cm, Wire(cm), "kinds without status pass through")
 }
+
+// TestIdentityReadsAsTheEncoding: the kind and name read from an answered child are those its
+// encoding carries, for typed objects, maps and anything else.
+func TestIdentityReadsAsTheEncoding(t *testing.T) {
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	for _, obj := range []any{
+		pod,
+		Wire(pod),
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "no-kind"}},
+		map[string]any{"kind": "StatefulSet", "metadata": map[string]any{"name": "s"}},
+		map[string]any{"kind": "Service"},
+		map[string]any{},
+		struct {
+			Kind string `json:"kind"`
+		}{"Other"},
+	} {
+		b, err := json.Marshal(obj)
+		require.NoError(t, err)
+		var want struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(b, &want))
+		kind, name, err := Identity(obj)
+		require.NoError(t, err)
+		assert.Equal(t, want.Kind, kind, string(b))
+		assert.Equal(t, want.Metadata.Name, name, string(b))
+	}
+	_, _, err := Identity(map[string]any{"kind": 1})
+	assert.Error(t, err)
+}

@@ -410,21 +410,12 @@ func checkStatefulSetsKept(in *input, children []any, status *sparkv1.ClusterSta
 	suspends := in.c.Spec.Suspend && status.CurrentState.CurrentStateSummary == sparkv1.StateSuspended
 	answered := map[string]bool{}
 	for _, child := range children {
-		b, err := json.Marshal(child)
+		kind, name, err := metacontroller.Identity(child)
 		if err != nil {
 			return err
 		}
-		var obj struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(b, &obj); err != nil {
-			return err
-		}
-		if obj.Kind == "StatefulSet" {
-			answered[obj.Metadata.Name] = true
+		if kind == "StatefulSet" {
+			answered[name] = true
 		}
 	}
 	for n := range in.sets {

@@ -1,8 +1,6 @@
 package sparkconnect
 
 import (
-	"encoding/json"
-
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -12,21 +10,12 @@ import (
 func checkServersKept(in *input, children []any, restarting bool) error {
 	answered := map[string]bool{}
 	for _, child := range children {
-		b, err := json.Marshal(child)
+		kind, name, err := metacontroller.Identity(child)
 		if err != nil {
 			return err
 		}
-		var obj struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(b, &obj); err != nil {
-			return err
-		}
-		if obj.Kind == "Pod" {
-			answered[obj.Metadata.Name] = true
+		if kind == "Pod" {
+			answered[name] = true
 		}
 	}
 	for _, pod := range in.pods {
