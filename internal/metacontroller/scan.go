@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // The request's objects are read by walking their bytes rather than by encoding/json, which
@@ -90,48 +89,114 @@ func skipValue(data []byte, i int) (int, error) {
 // EachField calls f with the key (still quoted) and the raw value of every member of the JSON
 // object obj, in order. A null obj has no members; any other value than an object is an error.
 func EachField(obj []byte, f func(key, value []byte) error) error {
-	i := skipSpace(obj, 0)
-	if IsNull(obj) {
-		return nil
+	it := newFields(obj)
+	for key, value, ok := it.next(); ok; key, value, ok = it.next() {
+		if err := f(key, value); err != nil {
+			return err
+		}
 	}
-	if i >= len(obj) || obj[i] != '{' {
-		return fmt.Errorf("%w: want an object", errNotJSON)
+	return it.err
+}
+
+// fields steps through the members of a JSON object without a callback, for the walks that
+// run once per object: a closure capturing their state would cost an allocation each.
+type fields struct {
+	obj  []byte
+	i    int
+	done bool
+	err  error
+}
+
+func newFields(obj []byte) fields {
+	i := skipSpace(obj, 0)
+	switch {
+	case IsNull(obj):
+		return fields{done: true}
+	case i >= len(obj) || obj[i] != '{':
+		return fields{done: true, err: fmt.Errorf("%w: want an object", errNotJSON)}
 	}
 	i = skipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
-		return nil
+		return fields{done: true}
 	}
-	for i < len(obj) {
-		if obj[i] != '"' {
-			return errNotJSON
-		}
-		keyEnd, err := skipString(obj, i)
-		if err != nil {
-			return err
-		}
-		key := obj[i:keyEnd]
-		i = skipSpace(obj, keyEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return errNotJSON
-		}
-		i = skipSpace(obj, i+1)
-		end, err := skipValue(obj, i)
-		if err != nil {
-			return err
-		}
-		if err := f(key, obj[i:end]); err != nil {
-			return err
-		}
-		i = skipSpace(obj, end)
-		if i < len(obj) && obj[i] == '}' {
-			return nil
-		}
-		if i >= len(obj) || obj[i] != ',' {
-			return errNotJSON
-		}
-		i = skipSpace(obj, i+1)
+	return fields{obj: obj, i: i}
+}
+
+// next returns the next member; ok is false at the end of the object or at an error (err).
+func (f *fields) next() (key, value []byte, ok bool) {
+	if f.done {
+		return nil, nil, false
 	}
-	return errNotJSON
+	fail := func() ([]byte, []byte, bool) {
+		f.done, f.err = true, errNotJSON
+		return nil, nil, false
+	}
+	obj, i := f.obj, f.i
+	if i >= len(obj) || obj[i] != '"' {
+		return fail()
+	}
+	keyEnd, err := skipString(obj, i)
+	if err != nil {
+		return fail()
+	}
+	key = obj[i:keyEnd]
+	i = skipSpace(obj, keyEnd)
+	if i >= len(obj) || obj[i] != ':' {
+		return fail()
+	}
+	i = skipSpace(obj, i+1)
+	end, err := skipValue(obj, i)
+	if err != nil {
+		return fail()
+	}
+	value = obj[i:end]
+	i = skipSpace(obj, end)
+	switch {
+	case i < len(obj) && obj[i] == '}':
+		f.done = true
+	case i < len(obj) && obj[i] == ',':
+		f.i = skipSpace(obj, i+1)
+		if f.i >= len(obj) {
+			return fail()
+		}
+	default:
+		return fail()
+	}
+	return key, value, true
+}
+
+// foldsTo tells whether encoding/json could file the member key under the field name want
+// although the key is not want itself: it matches keys ignoring case. It errs on the side of
+// yes for keys it cannot compare cheaply (escaped or not ASCII).
+func foldsTo(key []byte, want string) bool {
+	if len(key) < 2 || bytes.IndexByte(key, '\\') >= 0 {
+		return true
+	}
+	k := key[1 : len(key)-1]
+	if len(k) != len(want) {
+		for _, c := range k {
+			if c >= 0x80 {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range k {
+		a, b := k[i], want[i]
+		if a >= 0x80 {
+			return true
+		}
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
 }
 
 // EachElement calls f with every element of the JSON array arr. A null arr has none.
@@ -271,12 +336,8 @@ func walkSyncRequest(data []byte, req *SyncRequest) error {
 				return errNotJSON
 			}
 		default:
-			k, err := String(key)
-			if err != nil {
-				return err
-			}
 			for _, f := range syncRequestFields {
-				if strings.EqualFold(k, f) {
+				if foldsTo(key, f) {
 					return errNotJSON
 				}
 			}
@@ -289,23 +350,24 @@ func walkSyncRequest(data []byte, req *SyncRequest) error {
 // walk cannot tell as encoding/json would (no such member, a key that matches only ignoring case,
 // a structure it does not expect), for the caller to decode the object instead.
 func metadataName(raw []byte) (name []byte, ok bool) {
-	ok = true
-	member := func(obj []byte, want string, found func(value []byte) error) error {
-		return EachField(obj, func(key, value []byte) error {
-			if Is(key, want) {
-				return found(value)
-			}
-			if k, err := String(key); err != nil || strings.EqualFold(k, want) {
-				ok = false
-			}
-			return nil
-		})
+	md, ok := member(raw, "metadata")
+	if !ok {
+		return nil, false
 	}
-	err := member(raw, "metadata", func(md []byte) error {
-		return member(md, "name", func(value []byte) error {
-			name = value
-			return nil
-		})
-	})
-	return name, ok && err == nil && name != nil
+	return member(md, "name")
+}
+
+// member is the raw value of the member key of the object obj (the last one, as encoding/json
+// keeps); ok is false when there is none or the walk cannot tell.
+func member(obj []byte, key string) (value []byte, ok bool) {
+	it := newFields(obj)
+	for k, v, more := it.next(); more; k, v, more = it.next() {
+		switch {
+		case Is(k, key):
+			value = v
+		case foldsTo(k, key):
+			return nil, false
+		}
+	}
+	return value, it.err == nil && value != nil
 }
