@@ -40,7 +40,8 @@ func (d *decider) activeChildren(withDriver bool) {
 }
 
 // currentObjects rebuilds the objects of the current attempt from the spec, nil when the spec
-// is invalid or is no longer the one the attempt was submitted with.
+// is invalid or is no longer the one the attempt was submitted with. A sync that asks twice for
+// the same attempt (to predict a refusal, then to answer) builds it once.
 func (d *decider) currentObjects() *driver.Objects {
 	if d.invalid != "" || d.status.SubmittedSpecHash != d.hash || d.status.SubmissionID == "" {
 		return nil
@@ -50,11 +51,21 @@ func (d *decider) currentObjects() *driver.Objects {
 		SubmissionID: d.status.SubmissionID,
 		AppID:        d.status.SparkApplicationID,
 	}
+	if d.current != nil && d.current.sub == sub {
+		return d.current.objs
+	}
 	objs, err := driver.Build(d.spec, sub, d.buildOptions())
 	if err != nil {
 		return nil
 	}
+	d.current = &builtAttempt{sub: sub, objs: objs}
 	return objs
+}
+
+// builtAttempt is the objects of one attempt, as built in this sync.
+type builtAttempt struct {
+	sub  driver.Submission
+	objs *driver.Objects
 }
 
 // attemptConfigMap returns the observed ConfigMap of the current submission when it has another

@@ -110,6 +110,8 @@ type decider struct {
 	retry string
 	// namespaceHold says why the parent's namespace is not selected; empty when it is.
 	namespaceHold string
+	// current is the attempt currentObjects built last.
+	current *builtAttempt
 }
 
 func newDecider(in *input, now time.Time, cfg Config) *decider {
