@@ -261,51 +261,107 @@ func Is(raw []byte, s string) bool {
 	return err == nil && got == s
 }
 
-// UnmarshalJSON reads the groups of observed objects. Each object's bytes are those of data, not
-// a copy: the request's body backs the objects for as long as they are used, and must not
-// change meanwhile (the hooks read a body into a buffer of its own and never write it).
+// UnmarshalJSON reads the groups of observed objects, checking them as JSON as it goes: it is the
+// one pass over them. Each object's bytes are those of data, not a copy: the request's body
+// backs the objects for as long as they are used, and must not change meanwhile (the hooks read
+// a body into a buffer of its own and never write it).
 func (m *ChildMap) UnmarshalJSON(data []byte) error {
 	if IsNull(data) {
 		return nil
 	}
-	groups := ChildMap{}
-	err := EachField(data, func(key, value []byte) error {
-		k, err := String(key)
-		if err != nil {
-			return err
-		}
-		if IsNull(value) {
-			groups[k] = nil
-			return nil
-		}
-		group := map[string]json.RawMessage{}
-		groups[k] = group
-		return EachField(value, func(name, obj []byte) error {
-			n, err := String(name)
-			if err != nil {
-				return err
-			}
-			group[n] = obj
-			return nil
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("decode observed objects: %w", err)
+	groups, end := readChildMap(data, skipSpace(data, 0))
+	if end < 0 || skipSpace(data, end) != len(data) {
+		return fmt.Errorf("decode observed objects: %w", errNotJSON)
 	}
 	*m = groups
 	return nil
 }
 
+// readChildMap reads the groups of observed objects at data[i], checking them as JSON, and
+// returns them with the index just after them, -1 where they are not JSON or not a ChildMap.
+func readChildMap(data []byte, i int) (ChildMap, int) {
+	groups := ChildMap{}
+	end := validObject(data, i, func(key []byte, at int) int {
+		k, err := String(key)
+		if err != nil {
+			return -1
+		}
+		if literal(data, at, "null") > 0 {
+			groups[k] = nil
+			return at + len("null")
+		}
+		group := map[string]json.RawMessage{}
+		groups[k] = group
+		return validObject(data, at, func(name []byte, at int) int {
+			n, err := String(name)
+			if err != nil {
+				return -1
+			}
+			end := validValue(data, at, 3)
+			if end >= 0 {
+				group[n] = data[at:end]
+			}
+			return end
+		})
+	})
+	return groups, end
+}
+
+// validObject walks the object at data[i] (white space before it skipped), checking its keys and
+// structure as JSON, and calls member with each key (quoted) and the index of its value;
+// member reads the value and returns the index just after it, -1 when it is not valid. It
+// returns the index just after the object, -1 where it is not a valid object.
+func validObject(data []byte, i int, member func(key []byte, at int) int) int {
+	i = skipSpace(data, i)
+	if i >= len(data) || data[i] != '{' {
+		return -1
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return i + 1
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return -1
+		}
+		keyEnd := validString(data, i)
+		if keyEnd < 0 {
+			return -1
+		}
+		key := data[i:keyEnd]
+		i = skipSpace(data, keyEnd)
+		if i >= len(data) || data[i] != ':' {
+			return -1
+		}
+		if i = member(key, skipSpace(data, i+1)); i < 0 {
+			return -1
+		}
+		i = skipSpace(data, i)
+		if i >= len(data) {
+			return -1
+		}
+		switch data[i] {
+		case '}':
+			return i + 1
+		case ',':
+			i = skipSpace(data, i+1)
+		default:
+			return -1
+		}
+	}
+}
+
 // syncRequestFields are the members of a sync request, as its JSON tags name them.
 var syncRequestFields = []string{"controller", "parent", "children", "related", "finalizing"}
 
-// DecodeSyncRequest reads a sync or finalize request body into req as json.Unmarshal would,
-// checking the JSON once and walking it once: the parent and the observed objects are slices of
-// data, which must not change while req is used. A body the walk does not expect (not JSON, a
-// member of another type, a name that matches a field only ignoring case) is left to
+// DecodeSyncRequest reads a sync or finalize request body into req as json.Unmarshal would, in
+// one pass that checks the JSON as it walks it (validValue; json.Unmarshal would check the body,
+// then scan it again to decode it, then copy every object): the parent and the observed objects
+// are slices of data, which must not change while req is used. A body the walk does not expect
+// (not JSON, a member of another type, a name matching a field only ignoring case) is left to
 // json.Unmarshal, whose answer, and error, it then is.
 func DecodeSyncRequest(data []byte, req *SyncRequest) error {
-	if !json.Valid(data) || walkSyncRequest(data, req) != nil {
+	if walkSyncRequest(data, req) != nil {
 		*req = SyncRequest{}
 		return json.Unmarshal(data, req)
 	}
@@ -313,18 +369,30 @@ func DecodeSyncRequest(data []byte, req *SyncRequest) error {
 }
 
 func walkSyncRequest(data []byte, req *SyncRequest) error {
-	return EachField(data, func(key, value []byte) error {
+	end := validObject(data, 0, func(key []byte, at int) int {
+		switch {
+		case Is(key, "children"), Is(key, "related"):
+			if literal(data, at, "null") > 0 {
+				return at + len("null") // as ChildMap.UnmarshalJSON: no change
+			}
+			m, end := readChildMap(data, at)
+			if Is(key, "children") {
+				req.Children = m
+			} else {
+				req.Related = m
+			}
+			return end
+		}
+		end := validValue(data, at, 1)
+		if end < 0 {
+			return -1
+		}
+		value := data[at:end]
 		switch {
 		case Is(key, "controller"):
 			req.Controller = json.RawMessage(value)
 		case Is(key, "parent"):
 			req.Parent = json.RawMessage(value)
-		case Is(key, "children"):
-			req.Children = nil
-			return req.Children.UnmarshalJSON(value)
-		case Is(key, "related"):
-			req.Related = nil
-			return req.Related.UnmarshalJSON(value)
 		case Is(key, "finalizing"):
 			switch string(value) {
 			case "true":
@@ -333,17 +401,21 @@ func walkSyncRequest(data []byte, req *SyncRequest) error {
 				req.Finalizing = false
 			case "null":
 			default:
-				return errNotJSON
+				return -1
 			}
 		default:
 			for _, f := range syncRequestFields {
 				if foldsTo(key, f) {
-					return errNotJSON
+					return -1
 				}
 			}
 		}
-		return nil
+		return end
 	})
+	if end < 0 || skipSpace(data, end) != len(data) {
+		return errNotJSON
+	}
+	return nil
 }
 
 // metadataName is the raw metadata.name of an object, found by walking it; ok is false where the

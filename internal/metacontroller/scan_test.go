@@ -79,34 +79,45 @@ func TestEachFieldAndElement(t *testing.T) {
 // TestDecodeSyncRequestAsUnmarshal: the walk decodes every body as json.Unmarshal does, and
 // fails where it fails, with its error.
 func TestDecodeSyncRequestAsUnmarshal(t *testing.T) {
-	for _, body := range []string{
-		`{"parent":{"metadata":{"name":"a"}},"children":{"Pod.v1":{"a-driver":{"metadata":{"name":"a-driver"}}}},"finalizing":true}`,
-		`{"controller":{"spec":{}},"parent":null,"children":null,"related":{"Pod.v1":{"x":{}}},"finalizing":false,"other":[1,{"a":"b"}]}`,
-		`{"Parent":{"metadata":{"name":"a"}},"FINALIZING":true}`,
-		`{"parent":{},"finalizing":"yes"}`,
-		`{"parent":{},"children":[]}`,
-		`{"parent":{},"children":{"Pod.v1":{"x":{}}}} trailing`,
-		`{"parent":{}`,
-		`[]`,
-		`{"parent":{},"finalizing":null}`,
-	} {
-		t.Run(body, func(t *testing.T) {
-			var want, got SyncRequest
-			wantErr := json.Unmarshal([]byte(body), &want)
-			err := DecodeSyncRequest([]byte(body), &got)
-			if wantErr != nil {
-				require.Error(t, err)
-				assert.Equal(t, wantErr.Error(), err.Error())
-				return
-			}
-			require.NoError(t, err)
-			wantJSON, err := json.Marshal(want)
-			require.NoError(t, err)
-			gotJSON, err := json.Marshal(got)
-			require.NoError(t, err)
-			assert.JSONEq(t, string(wantJSON), string(gotJSON))
-			assert.Equal(t, want.Finalizing, got.Finalizing)
-			assert.Equal(t, want.Children == nil, got.Children == nil)
-		})
+	for _, body := range syncRequestSeeds {
+		t.Run(body, func(t *testing.T) { checkDecodeSyncRequest(t, []byte(body)) })
 	}
+}
+
+func FuzzDecodeSyncRequest(f *testing.F) {
+	for _, body := range syncRequestSeeds {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(checkDecodeSyncRequest)
+}
+
+func checkDecodeSyncRequest(t *testing.T, body []byte) {
+	var want, got SyncRequest
+	wantErr := json.Unmarshal(body, &want)
+	err := DecodeSyncRequest(body, &got)
+	if wantErr != nil {
+		require.Error(t, err)
+		assert.Equal(t, wantErr.Error(), err.Error())
+		return
+	}
+	require.NoError(t, err)
+	wantJSON, err := json.Marshal(want)
+	require.NoError(t, err)
+	gotJSON, err := json.Marshal(got)
+	require.NoError(t, err)
+	assert.Equal(t, string(wantJSON), string(gotJSON))
+	assert.Equal(t, want.Children == nil, got.Children == nil)
+	assert.Equal(t, want.Related == nil, got.Related == nil)
+}
+
+var syncRequestSeeds = []string{
+	`{"parent":{"metadata":{"name":"a"}},"children":{"Pod.v1":{"a-driver":{"metadata":{"name":"a-driver"}}}},"finalizing":true}`,
+	`{"controller":{"spec":{}},"parent":null,"children":null,"related":{"Pod.v1":{"x":{}}},"finalizing":false,"other":[1,{"a":"b"}]}`,
+	`{"Parent":{"metadata":{"name":"a"}},"FINALIZING":true}`,
+	`{"parent":{},"finalizing":"yes"}`,
+	`{"parent":{},"children":[]}`,
+	`{"parent":{},"children":{"Pod.v1":{"x":{}}}} trailing`,
+	`{"parent":{}`,
+	`[]`,
+	`{"parent":{},"finalizing":null}`,
 }
