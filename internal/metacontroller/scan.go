@@ -9,10 +9,9 @@ import (
 
 // The request's objects are read by walking their bytes rather than by encoding/json, which
 // validates and copies what it is given each time: a thousand executor Pods would be scanned
-// five times and copied twice per sync. The walk trusts that its input is valid JSON, which
-// the request's decoding has checked once (json.Unmarshal validates the whole body before any
-// UnmarshalJSON runs); it still fails, rather than misreads, where the structure is not what
-// it expects.
+// five times and copied twice per sync. A sync request is checked as JSON by the walk that reads
+// it (validValue); the walks of its objects afterwards (EachField, skipValue) trust that check,
+// and still fail, rather than misread, where the structure is not what they expect.
 
 var errNotJSON = errors.New("not a JSON value")
 

@@ -174,9 +174,3 @@ func validNumber(data []byte, i int) int {
 	}
 	return i
 }
-
-// validJSON tells whether data is one JSON value with nothing but white space around it.
-func validJSON(data []byte) bool {
-	end := validValue(data, 0, 0)
-	return end >= 0 && skipSpace(data, end) == len(data)
-}

@@ -40,3 +40,10 @@ func FuzzValidNeverLaxer(f *testing.F) {
 		}
 	})
 }
+
+// validJSON tells, as json.Valid does, whether data is one JSON value with nothing but white
+// space around it.
+func validJSON(data []byte) bool {
+	end := validValue(data, 0, 0)
+	return end >= 0 && skipSpace(data, end) == len(data)
+}
