@@ -32,7 +32,8 @@ const (
 	ReasonContainerConfig     = "CreateContainerConfigError"
 	ReasonDriverMissing       = "DriverPodMissing"
 	ReasonDriverNotCreated    = "DriverPodNotCreated"
-	// What admission refuses about a driver Pod, seen before it is asked for.
+	// ReasonServiceAccountNotFound, ReasonPriorityClassNotFound and ReasonPodSecurity: what
+	// admission refuses about a driver Pod, seen before it is asked for.
 	ReasonServiceAccountNotFound = "ServiceAccountNotFound"
 	ReasonPriorityClassNotFound  = "PriorityClassNotFound"
 	ReasonPodSecurity            = "PodSecurityViolation"

@@ -20,7 +20,9 @@ import (
 // namespace's ServiceAccounts, the PriorityClasses, and the namespace itself (its Pod Security
 // labels). What stays invisible (a ResourceQuota, a LimitRange, a webhook) is left to the
 // submission grace.
-// The Namespace is namespace.go's keyNamespace, asked for once by namespaceRule for both uses.
+
+// keyServiceAccount is the child key of the ServiceAccounts. The Namespace is namespace.go's
+// keyNamespace, asked for once by namespaceRule for both uses.
 const keyServiceAccount = "ServiceAccount.v1"
 
 // relatedCacheLag is how long after the application's creation a missing ServiceAccount or

@@ -176,7 +176,7 @@ func (in *input) observedCount() int {
 	return n
 }
 
-// uiServiceClusterIP reads the cluster IP of an observed Service, "" when absent or unreadable.
+// serviceClusterIP reads the cluster IP of an observed Service, "" when absent or unreadable.
 func (in *input) serviceClusterIP(name string) string {
 	var svc serviceView
 	if ok, err := in.children.Decode(keyService, name, &svc); !ok || err != nil {

@@ -31,8 +31,8 @@ var (
 // historyLimit bounds stateTransitionHistory; Apache's grows for ever.
 const historyLimit = 20
 
-// RefusedStatefulSetDropped: the answer would delete an observed StatefulSet of a cluster that
-// is not being deleted; the label of sparkhooks_hook_refusals_total.
+// RefusedStatefulSetDropped is the label of sparkhooks_hook_refusals_total for an answer that
+// would delete an observed StatefulSet of a cluster that is not being deleted.
 const RefusedStatefulSetDropped = "StatefulSetDropped"
 
 // result is what a sync decided, for metrics: Sync reports it as a hook.Outcome.

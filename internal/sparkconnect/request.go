@@ -18,7 +18,8 @@ var (
 	keyPod       = metacontroller.Key("Pod", "v1")
 	keyConfigMap = metacontroller.Key("ConfigMap", "v1")
 	keyService   = metacontroller.Key("Service", "v1")
-	// The Gateway API routes are declared where the operator builds them (gatewayAPI.enabled).
+	// keyHTTPRoute and keyGRPCRoute: the Gateway API routes, declared where the operator builds
+	// them (gatewayAPI.enabled).
 	keyHTTPRoute = metacontroller.Key("HTTPRoute", driver.GatewayAPIVersion)
 	keyGRPCRoute = metacontroller.Key("GRPCRoute", driver.GatewayAPIVersion)
 	childKeys    = []string{keyPod, keyConfigMap, keyService, keyHTTPRoute, keyGRPCRoute}

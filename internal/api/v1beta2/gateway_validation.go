@@ -19,7 +19,7 @@ const (
 var (
 	routeHostname = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	routePath     = regexp.MustCompile(`^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$`)
-	// placeholder stands in for {{$appName}}, {{$appNamespace}} and {{$appId}} when a value is
+	// placeholders stand in for {{$appName}}, {{$appNamespace}} and {{$appId}} when a value is
 	// checked before the names are known: a valid label in hostnames and paths alike.
 	placeholders = strings.NewReplacer("{{$appName}}", "app", "{{$appNamespace}}", "ns", "{{$appId}}", "spark-0")
 )
