@@ -60,7 +60,7 @@ func TestServeAnswersAdmissionReviewsOverTLS(t *testing.T) {
 	go func() { done <- runServer(ctx, opts, slog.New(slog.DiscardHandler), plain, secure) }()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		assert.NoError(t, <-done)
 	})
 
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{

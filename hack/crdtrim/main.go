@@ -51,7 +51,7 @@ func main() {
 
 func run(dirs []string) error {
 	if len(dirs) == 0 {
-		return errors.New("usage: crdtrim DIR...")
+		return errors.New("usage: crdtrim DIR [DIR...]")
 	}
 	for _, dir := range dirs {
 		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))

@@ -98,11 +98,11 @@ func executorPod(id int) *corev1.Pod {
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{
 					Manager: "okhttp", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-					Time: &created, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(driverFields)},
+					Time: &created, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(driverFields),
 				},
 				{
 					Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-					Time: &started, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(kubeletFields)},
+					Time: &started, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(kubeletFields),
 					Subresource: "status",
 				},
 			},

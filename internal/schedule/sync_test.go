@@ -30,7 +30,7 @@ func TestSyncFirstSyncSchedulesWithoutRunning(t *testing.T) {
 
 	st := status(resp)
 	assert.Equal(t, v1beta2.ScheduleStateScheduled, st.ScheduleState)
-	assert.Equal(t, at("2024-06-04T03:00:00Z"), st.NextRun.Time.UTC())
+	assert.Equal(t, at("2024-06-04T03:00:00Z"), st.NextRun.UTC())
 	assert.True(t, st.LastRun.IsZero())
 	assert.Empty(t, resp.Children)
 	assert.Equal(t, []any{"", "Scheduled", false}, []any{res.From, res.To, res.ValidationFailed})
@@ -56,9 +56,9 @@ func TestSyncCreatesRunWhenDue(t *testing.T) {
 	assert.Equal(t, sparkPi(), *run.Spec)
 
 	st := status(resp)
-	assert.Equal(t, at("2024-06-03T10:10:00Z"), st.LastRun.Time.UTC())
+	assert.Equal(t, at("2024-06-03T10:10:00Z"), st.LastRun.UTC())
 	assert.Equal(t, "nightly-pi-1717409400", st.LastRunName)
-	assert.Equal(t, at("2024-06-03T10:20:00Z"), st.NextRun.Time.UTC())
+	assert.Equal(t, at("2024-06-03T10:20:00Z"), st.NextRun.UTC())
 	assert.Equal(t, float64(600), resp.ResyncAfterSeconds, "ceil of 599.75 s")
 }
 
@@ -131,7 +131,7 @@ func TestSyncEveryKeepsItsInterval(t *testing.T) {
 	assert.Equal(t, []string{
 		"2024-06-03 11:30 UTC", "2024-06-03 13:00 UTC", "2024-06-03 14:30 UTC",
 	}, w.scheduledTimes(time.UTC))
-	assert.Equal(t, at("2024-06-03T16:00:07Z"), w.parent.Status.NextRun.Time.UTC())
+	assert.Equal(t, at("2024-06-03T16:00:07Z"), w.parent.Status.NextRun.UTC())
 }
 
 func TestSyncDST(t *testing.T) {
@@ -222,7 +222,7 @@ func TestSyncConcurrencyPolicies(t *testing.T) {
 			assert.Equal(t, tt.wantRuns, childNames(resp))
 			assert.Equal(t, tt.wantReason, status(resp).Reason)
 			assert.Equal(t, tt.created, res.Submitted)
-			assert.Equal(t, at(tt.nextRun), status(resp).NextRun.Time.UTC())
+			assert.Equal(t, at(tt.nextRun), status(resp).NextRun.UTC())
 		})
 	}
 }
@@ -233,12 +233,12 @@ func TestSyncForbidRunsOnceTheActiveRunFinishes(t *testing.T) {
 	w := newWorld(t, p, at("2024-06-03T10:30:00Z"))
 	w.syncEvery(10*time.Minute, at("2024-06-03T13:20:00Z"), nil) // the 11:00 run never ends
 	assert.Equal(t, []string{"2024-06-03 11:00 UTC"}, w.scheduledTimes(time.UTC))
-	assert.Equal(t, at("2024-06-03T12:00:00Z"), w.parent.Status.NextRun.Time.UTC(), "the first held-back time")
+	assert.Equal(t, at("2024-06-03T12:00:00Z"), w.parent.Status.NextRun.UTC(), "the first held-back time")
 
 	w.finish(w.created[0], v1beta2.ApplicationStateCompleted)
 	w.sync()
 	assert.Equal(t, []string{"2024-06-03 11:00 UTC", "2024-06-03 13:00 UTC"}, w.scheduledTimes(time.UTC), "one catch-up run, the latest")
-	assert.Equal(t, at("2024-06-03T14:00:00Z"), w.parent.Status.NextRun.Time.UTC())
+	assert.Equal(t, at("2024-06-03T14:00:00Z"), w.parent.Status.NextRun.UTC())
 }
 
 func TestSyncHistoryPruning(t *testing.T) {
@@ -297,7 +297,7 @@ func TestSyncSuspendAndResume(t *testing.T) {
 	assert.Len(t, w.created, 1, "no runs while suspended")
 	assert.Equal(t, w.created, w.runNames(), "the earlier run is untouched")
 	assert.Equal(t, "suspended: no new runs are started", p.Status.Reason)
-	assert.Equal(t, at("2024-06-03T12:00:00Z"), p.Status.NextRun.Time.UTC(), "the first time missed")
+	assert.Equal(t, at("2024-06-03T12:00:00Z"), p.Status.NextRun.UTC(), "the first time missed")
 
 	p.Spec.Suspend = nil
 	p.Generation++
@@ -306,7 +306,7 @@ func TestSyncSuspendAndResume(t *testing.T) {
 	assert.True(t, res.Submitted, "resuming runs the latest missed time once")
 	assert.Equal(t, []string{"2024-06-03 11:00 UTC", "2024-06-03 15:00 UTC"}, w.scheduledTimes(time.UTC))
 	assert.Empty(t, status(resp).Reason)
-	assert.Equal(t, at("2024-06-03T16:00:00Z"), p.Status.NextRun.Time.UTC())
+	assert.Equal(t, at("2024-06-03T16:00:00Z"), p.Status.NextRun.UTC())
 }
 
 func TestSyncMissedRunsCatchUpOnce(t *testing.T) {
@@ -341,7 +341,7 @@ func TestSyncMissedRunsCatchUpOnce(t *testing.T) {
 			w := newWorld(t, p, at(tt.now))
 			w.sync()
 			assert.Equal(t, tt.want, nilIfEmpty(w.scheduledTimes(time.UTC)))
-			assert.Equal(t, at(tt.nextWant), p.Status.NextRun.Time.UTC())
+			assert.Equal(t, at(tt.nextWant), p.Status.NextRun.UTC())
 		})
 	}
 }
@@ -357,7 +357,7 @@ func TestSyncLostStatusWriteDoesNotRunTwice(t *testing.T) {
 	assert.False(t, res.Submitted)
 	assert.Equal(t, []string{r.name}, childNames(resp))
 	assert.Equal(t, r.name, status(resp).LastRunName)
-	assert.Equal(t, at("2024-06-03T12:00:00Z"), status(resp).NextRun.Time.UTC())
+	assert.Equal(t, at("2024-06-03T12:00:00Z"), status(resp).NextRun.UTC())
 }
 
 func TestSyncScheduleEditRecomputesNextRun(t *testing.T) {
@@ -383,7 +383,7 @@ func TestSyncScheduleEditRecomputesNextRun(t *testing.T) {
 			w.now = at(tt.now)
 			_, res := w.sync()
 			assert.False(t, res.Submitted, "an edit is not a due time")
-			assert.Equal(t, at(tt.want), p.Status.NextRun.Time.UTC())
+			assert.Equal(t, at(tt.want), p.Status.NextRun.UTC())
 		})
 	}
 }
@@ -434,7 +434,7 @@ func TestSyncInvalidThenFixed(t *testing.T) {
 			assert.Equal(t, "nightly-pi-1717412400", st.LastRunName)
 			assert.Equal(t, tt.condReason, st.Conditions[0].Reason)
 			assert.Equal(t, "False", string(st.Conditions[0].Status))
-			assert.Equal(t, at("2024-06-03T11:10:00Z"), st.Conditions[0].LastTransitionTime.Time.UTC())
+			assert.Equal(t, at("2024-06-03T11:10:00Z"), st.Conditions[0].LastTransitionTime.UTC())
 			assert.Zero(t, resp.ResyncAfterSeconds)
 
 			w.syncEvery(30*time.Minute, at("2024-06-03T12:40:00Z"), nil)

@@ -216,7 +216,6 @@ func TestGolden(t *testing.T) {
 				resp = r
 			default:
 				sreq := w.request()
-				req = sreq
 				reqBody := goldentest.Indented(t, sreq)
 				r, outcome, err := Sync(sreq, w.now, w.cfg)
 				var events []event.Event

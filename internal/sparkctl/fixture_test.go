@@ -30,7 +30,6 @@ type fixture struct {
 	t       *testing.T
 	dyn     *dynamicfake.FakeDynamicClient
 	logs    LogFunc
-	env     *Env
 	stagers map[string]Stager
 	getenv  map[string]string
 	openURL func(string) error // the browser; nil fails the test if called

@@ -100,7 +100,7 @@ func (c *cli) forward(ctx context.Context, cl *Clients, pod *corev1.Pod, address
 	if err != nil {
 		return err
 	}
-	var dialer streamhttp.Dialer = spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
+	dialer := spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
 	ws, err := portforward.NewSPDYOverWebsocketDialerForStreaming(u, cl.Config)
 	if err != nil {
 		return err
