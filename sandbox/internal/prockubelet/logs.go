@@ -22,6 +22,8 @@ import (
 // container run, a record per line, "<RFC3339Nano time> <stdout|stderr> <F|P> <content>",
 // where a line longer than maxLogLine is split into partial (P) records that a full (F) one
 // ends. The times are what --timestamps, --since and --since-time work on.
+
+// maxLogLine is the longest content of one record, as a CRI runtime splits it.
 const maxLogLine = 16 * 1024
 
 // logTimeFormat is how a kubelet prints a record's time for --timestamps.

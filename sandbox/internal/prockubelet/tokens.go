@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// A kubelet's token manager asks for a new token once 80 % of the old one's lifetime has passed,
-// or a day after it was issued, whichever comes first.
+// tokenMaxAge is a day: a kubelet's token manager asks for a new token once 80 % of the old one's
+// lifetime has passed, or a day after it was issued, whichever comes first.
 const tokenMaxAge = 24 * time.Hour
 
 // tokenRetry is the wait before asking again after a refresh failed; the old token stays in

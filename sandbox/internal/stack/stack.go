@@ -660,9 +660,6 @@ func (s *Stack) poll(ctx context.Context, what string, check func(context.Contex
 	return pollUntil(ctx, what, check, s.control.exited)
 }
 
-// waitForControllers waits until Metacontroller has started every CompositeController the chart
-// installed, which it announces with an Event each: until then an application would wait for
-// Metacontroller's next discovery.
 // anyCompositeController fails until a CompositeController exists.
 func (s *Stack) anyCompositeController(ctx context.Context) error {
 	dyn, err := dynamic.NewForConfig(s.Admin)
@@ -679,6 +676,9 @@ func (s *Stack) anyCompositeController(ctx context.Context) error {
 	return nil
 }
 
+// waitForControllers waits until Metacontroller has started every CompositeController the chart
+// installed, which it announces with an Event each: until then an application would wait for
+// Metacontroller's next discovery.
 func (s *Stack) waitForControllers(ctx context.Context, client kubernetes.Interface) error {
 	dyn, err := dynamic.NewForConfig(s.Admin)
 	if err != nil {
