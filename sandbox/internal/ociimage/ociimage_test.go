@@ -189,7 +189,9 @@ func TestArchiveImage(t *testing.T) {
 			if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
 				t.Fatal(err)
 			}
-			tw.Write(content)
+			if _, err := tw.Write(content); err != nil {
+				t.Fatal(err)
+			}
 		}
 		tw.Close()
 		path := filepath.Join(t.TempDir(), "image.tar")

@@ -112,7 +112,7 @@ func (s *Stack) runHooksOnHost(ctx context.Context, o Options, client kubernetes
 // container's port on every address, into one naming to; other arguments are left as they are.
 func moveListenAddress(arg string, containerPort int32, to netip.AddrPort) (string, bool) {
 	flag, value, ok := strings.Cut(arg, "=")
-	if !ok || !strings.HasPrefix(flag, "-") || !(strings.HasSuffix(flag, "addr") || strings.HasSuffix(flag, "address")) {
+	if !ok || !strings.HasPrefix(flag, "-") || (!strings.HasSuffix(flag, "addr") && !strings.HasSuffix(flag, "address")) {
 		return arg, false
 	}
 	host, port, err := net.SplitHostPort(value)
