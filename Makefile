@@ -14,7 +14,7 @@ export METACONTROLLER_BIN
 KUBEFLOW_SPARK_OPERATOR ?= $(wildcard $(CURDIR)/../shared/kubeflow-spark-operator/v2.5.2)
 export KUBEFLOW_SPARK_OPERATOR
 
-.PHONY: run test bench lint generate build krew image image-push image-docker chart-check e2e memload spark-images kueue gateway-api kube helm test-fixtures node airflow
+.PHONY: run test bench lint golangci-lint generate build krew image image-push image-docker chart-check e2e memload spark-images kueue gateway-api kube helm test-fixtures node airflow
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
@@ -43,15 +43,18 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	cd sandbox && $(GO) test -run '^$$' -bench . -benchmem ./...
 
-## lint: gofmt check, go vet of both modules (the sandbox's end-to-end files too), no registry host
-## name in a tracked file, and one version of each module across what make run builds
+## lint: gofmt check, no registry host name in a tracked file, golangci-lint (.golangci.yml: go vet's
+## analyzers, staticcheck, errcheck, doc comments, misspellings; built once per user by
+## hack/golangci-lint/build.sh) over every module (the sandbox's end-to-end files too), and one
+## version of each module across what make run builds
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
 	hack/check-registry-hosts.sh
-	$(GO) vet ./...
-	cd sandbox && $(GO) vet -tags e2e ./...
-	cd hack/image && $(GO) vet ./...
+	golangci_lint="$$(hack/golangci-lint/build.sh)" && \
+	"$$golangci_lint" run ./... && \
+	(cd sandbox && "$$golangci_lint" run --build-tags e2e ./...) && \
+	(cd hack/image && "$$golangci_lint" run ./...)
 	cd sandbox && $(GO) run ./hack/buildversions ..:./cmd/sparkhooks .:./cmd/sparkhooks-local ../hack/kube:./cmd/kube,helm.sh/helm/v4/cmd/helm
 
 ## generate: deepcopy functions and CRDs from the Go types (crds/crds_test.go fails on drift)
@@ -130,6 +133,12 @@ e2e: spark-images image
 ## database (docs/airflow.md); prints the directory
 airflow:
 	@hack/airflow/build.sh
+
+## golangci-lint: the linter make lint runs (github.com/golangci/golangci-lint/v2, pinned in
+## hack/golangci-lint/build.sh), built in its own module once per user into
+## ~/.cache/sparkhooks/golangci-lint; prints its path
+golangci-lint:
+	@hack/golangci-lint/build.sh
 
 ## kueue: the Kueue controller (sigs.k8s.io/kueue/cmd/kueue, pinned) the Kueue e2e test runs,
 ## built in its own module once per user into ~/.cache/sparkhooks/kueue; prints its path
