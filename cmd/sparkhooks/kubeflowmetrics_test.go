@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,7 +25,8 @@ import (
 // TestKubeflowDashboardQueries runs a SparkPi's syncs (new, driver started, completed: the golden
 // requests) through the wired server with --kubeflow-metrics, scrapes /metrics as Prometheus
 // does, and evaluates the queries of a dashboard written for Kubeflow's operator on what it
-// exposes: each must find its series, of Kubeflow's type, with Kubeflow's labels.
+// exposes (testdata/kubeflow-dashboard): each must find its series, of Kubeflow's type, with
+// Kubeflow's labels.
 func TestKubeflowDashboardQueries(t *testing.T) {
 	m := metrics.New()
 	opts, err := parseServeOptions([]string{"--kubeflow-metrics"}, &bytes.Buffer{})
@@ -53,33 +55,29 @@ func TestKubeflowDashboardQueries(t *testing.T) {
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	require.NoError(t, err)
 
-	// The panels of a Kubeflow dashboard, as sums over the scraped series:
-	for _, q := range []struct {
-		query string
-		typ   dto.MetricType
-		want  float64
-	}{
-		{"sum(spark_application_count)", dto.MetricType_COUNTER, 1},
-		{"sum(spark_application_submit_count)", dto.MetricType_COUNTER, 1},
-		{"sum(spark_application_success_count)", dto.MetricType_COUNTER, 1},
-		{"sum(spark_application_success_execution_time_seconds_count)", dto.MetricType_SUMMARY, 1},
-		{"sum(spark_application_submit_latency_seconds_count)", dto.MetricType_SUMMARY, 1},
-		{"sum(spark_application_start_latency_seconds_count)", dto.MetricType_SUMMARY, 1},
-		{"sum(spark_application_start_latency_seconds_histogram_count)", dto.MetricType_HISTOGRAM, 1},
-	} {
-		name := strings.TrimSuffix(strings.TrimPrefix(q.query, "sum("), ")")
+	// The panels of a Kubeflow dashboard, as sums over the scraped series: each counts the one
+	// application.
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "kubeflow-dashboard", "queries.json"))
+	require.NoError(t, err)
+	var queries []struct{ Query, Type string }
+	require.NoError(t, json.Unmarshal(data, &queries))
+	require.NotEmpty(t, queries)
+	for _, q := range queries {
+		typ, ok := dto.MetricType_value[q.Type]
+		require.True(t, ok, "%s: type %s", q.Query, q.Type)
+		name := strings.TrimSuffix(strings.TrimPrefix(q.Query, "sum("), ")")
 		family := strings.TrimSuffix(name, "_count")
-		if q.typ == dto.MetricType_COUNTER {
+		if dto.MetricType(typ) == dto.MetricType_COUNTER {
 			family = name
 		}
 		f, ok := families[family]
-		require.True(t, ok, "%s: no family %s in the scrape", q.query, family)
-		require.Equal(t, q.typ, f.GetType(), "%s: Kubeflow's type", q.query)
+		require.True(t, ok, "%s: no family %s in the scrape", q.Query, family)
+		require.Equal(t, dto.MetricType(typ), f.GetType(), "%s: Kubeflow's type", q.Query)
 		var sum float64
 		for _, s := range f.GetMetric() {
-			require.Equal(t, "app_type", s.GetLabel()[0].GetName(), "%s: Kubeflow's default label", q.query)
-			require.Equal(t, "Unknown", s.GetLabel()[0].GetValue(), "%s: an application without the label", q.query)
-			switch q.typ {
+			require.Equal(t, "app_type", s.GetLabel()[0].GetName(), "%s: Kubeflow's default label", q.Query)
+			require.Equal(t, "Unknown", s.GetLabel()[0].GetValue(), "%s: an application without the label", q.Query)
+			switch f.GetType() {
 			case dto.MetricType_COUNTER:
 				sum += s.GetCounter().GetValue()
 			case dto.MetricType_SUMMARY:
@@ -88,7 +86,7 @@ func TestKubeflowDashboardQueries(t *testing.T) {
 				sum += float64(s.GetHistogram().GetSampleCount())
 			}
 		}
-		require.Equal(t, q.want, sum, q.query)
+		require.Equal(t, float64(1), sum, q.Query)
 	}
 	_, failed := families["spark_application_failure_count"]
 	require.False(t, failed, "no failure counted: a counter vector shows a series once it is counted")

@@ -126,6 +126,11 @@ type errNoProgress struct{ reason string }
 
 func (e *errNoProgress) Error() string { return e.reason }
 
+// waitingForDriverUI is the note while a driver's UI cannot answer yet: its Service has no ready
+// endpoint, its port refuses, it serves a start-up page, or its REST API does not know the
+// application yet.
+const waitingForDriverUI = "waiting for the driver's UI…"
+
 func noProgress(format string, args ...any) error {
 	return &errNoProgress{reason: fmt.Sprintf(format, args...)}
 }
@@ -210,6 +215,10 @@ func getJSON(ctx context.Context, proxy ProxyFunc, src progressSource, path stri
 		return proxyError(src, path, err)
 	}
 	if err := json.Unmarshal(body, into); err != nil {
+		if src.kind == "driver" {
+			// The page a starting driver's UI serves before its REST API is up.
+			return noProgress(waitingForDriverUI)
+		}
 		return fmt.Errorf("%s through %s: not Spark's REST API: %w", path, src.svc, err)
 	}
 	return nil
@@ -226,6 +235,10 @@ func proxyError(src progressSource, path string, err error) error {
 		return noProgress("reading %s needs services/proxy on %s: %v", what, src.svc, shortError(err))
 	case src.kind == "history" && apierrors.IsNotFound(err):
 		return noProgress("the History Server has no such application (yet: it reads new event logs every few seconds)")
+	case src.kind == "driver" && (apierrors.IsServiceUnavailable(err) || apierrors.IsNotFound(err)):
+		// No ready endpoint, a refused port, or a REST API that does not know the application
+		// yet: the moments of every driver's start, not errors to show.
+		return noProgress(waitingForDriverUI)
 	case apierrors.IsServiceUnavailable(err):
 		return noProgress("%s does not answer yet: %s", what, shortError(err))
 	}

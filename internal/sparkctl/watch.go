@@ -215,6 +215,9 @@ func (c *cli) watch(ctx context.Context, cl *Clients, ns, name string, v *view, 
 		}
 		if p != nil {
 			last = p
+		} else if last != nil && note == waitingForDriverUI {
+			// It answered before: it has stopped, not yet to start.
+			p, note = last, "as last seen: the driver's UI no longer answers"
 		} else if last != nil && note != "" {
 			p, note = last, "as last seen: "+note
 		}

@@ -153,6 +153,60 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// TestWatchWhileTheDriverUIStarts: what the API server and a starting driver answer before
+// Spark's REST API is up (no ready endpoint, a refused port, the UI's start-up page, a REST API
+// that does not know the application yet) is one calm line, not the proxy's errors; once the
+// UI has answered, its silence says the driver stopped.
+func TestWatchWhileTheDriverUIStarts(t *testing.T) {
+	unavailable := func(msg string) func() ([]byte, error) {
+		return func() ([]byte, error) { return nil, apierrors.NewServiceUnavailable(msg) }
+	}
+	answers := []func() ([]byte, error){
+		unavailable(`no endpoints available for service "groupby-ui-svc"`),
+		unavailable("error trying to reach service: dial tcp 10.240.162.6:4040: connect: connection refused"),
+		func() ([]byte, error) {
+			return []byte("Spark is starting up. Please wait a while until it's ready."), nil
+		},
+		func() ([]byte, error) {
+			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, "proxy")
+		},
+		nil, // the recorded first stage
+		unavailable(`no endpoints available for service "groupby-ui-svc"`),
+	}
+	app := sparkApp("default", "groupby", v1beta2.ApplicationStateRunning)
+	app.Status.SparkApplicationID = recordedAppID
+	app.Status.DriverInfo = v1beta2.DriverInfo{PodName: "groupby-driver", WebUIServiceName: "groupby-ui-svc", WebUIPort: 4040}
+	f := newFixture(t, app)
+	reads := 0
+	f.dyn.PrependReactor("get", "sparkapplications", func(clienttesting.Action) (bool, runtime.Object, error) {
+		obj, err := f.dyn.Tracker().Get(kindSparkApp.GVR, "default", "groupby")
+		require.NoError(t, err)
+		reads++
+		u := obj.(*unstructured.Unstructured).DeepCopy()
+		if reads > len(answers) {
+			_ = unstructured.SetNestedField(u.Object, string(v1beta2.ApplicationStateCompleted), "status", "applicationState", "state")
+			_ = unstructured.SetNestedField(u.Object, "https://spark-history.example.com/history/"+recordedAppID+"/jobs/", "status", "historyURL")
+		}
+		return true, u, nil
+	})
+	f.proxy = func(_ context.Context, _ serviceRef, p string, _ url.Values) ([]byte, error) {
+		if answer := answers[min(reads, len(answers))-1]; answer != nil {
+			return answer()
+		}
+		data, err := os.ReadFile(filepath.Join(recorded, "first-stage", path.Base(p)+".json"))
+		require.NoError(t, err)
+		return data, nil
+	}
+	out, errOut, code := f.run("watch", "groupby")
+	require.Zero(t, code, errOut)
+	golden(t, filepath.Join("testdata", "watch", "driver-ui-starting.txt"), out)
+	assert.Equal(t, 1, strings.Count(out, "(waiting for the driver's UI…)"), "one line however the UI's silence changes:\n%s", out)
+	for _, raw := range []string{"no endpoints", "dial tcp", "Spark is starting up", "not Spark's REST API", "could not find", "through service"} {
+		assert.NotContains(t, out, raw)
+	}
+	assert.Contains(t, out, "as last seen: the driver's UI no longer answers")
+}
+
 // TestStatusShowsProgress: status adds the driver's progress to a running application, and says
 // why there is none when the driver's UI does not answer.
 func TestStatusShowsProgress(t *testing.T) {
@@ -162,7 +216,7 @@ func TestStatusShowsProgress(t *testing.T) {
 		want     []string
 	}{
 		{"from the driver", "reduce", []string{"Progress (from the driver's UI):\n  Jobs:", "  Tasks:", "  Executors:", "  Read:"}},
-		{"the UI does not answer yet", "", []string{`Progress:      the driver's UI does not answer yet: no endpoints available for service "groupby-ui-svc"`}},
+		{"the UI does not answer yet", "", []string{"Progress:      waiting for the driver's UI…"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			app := sparkApp("default", "groupby", v1beta2.ApplicationStateRunning)

@@ -168,7 +168,9 @@ func runMain(m *testing.M) int {
 	defer network.Close()
 	options := stack.Options{
 		Dir: filepath.Join(dir, "cluster"), KubeBinDir: kubeBinDir, Helm: helm,
-		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1"}, Sparkhooks: binary,
+		Chart: filepath.Join(repoRoot, "chart"), Sparkhooks: binary,
+		// Kubeflow's metrics too, which TestKubeflowDashboardQueriesOnTheCluster scrapes.
+		ChartSet: []string{"replicaCount=1", "metrics.kubeflow.enabled=true"},
 		// The node runs the hook server only: the image the chart names is all it needs.
 		Images: prockubelet.NewImageTable(nil), Network: network, NodeName: systemNode,
 		NodeTaints: []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}},
