@@ -95,6 +95,22 @@ func (p *executorPod) status(st []byte) error {
 	})
 }
 
+// sigtermExit is the exit code of a JVM that ended on SIGTERM (128 + 15).
+const sigtermExit = 143
+
+// stoppedByDeletion reports an executor that ended on the SIGTERM of its Pod's deletion, with no
+// DisruptionTarget condition: its driver released it or shut it down (or a person deleted it),
+// which is a stop, not a failure. The driver asks its executors to exit first, and one that gets
+// the signal before it has exited ends with 143. Evictions, preemptions and lost nodes carry the
+// condition; an executor that failed on its own ended with its own code before any deletion.
+func (p *executorPod) stoppedByDeletion() bool {
+	if p.full == nil || p.disrupted || p.full.Metadata.DeletionTimestamp == nil {
+		return false
+	}
+	c := findContainer(p.full.Status.ContainerStatuses, executorContainer)
+	return c != nil && c.State.Terminated != nil && c.State.Terminated.ExitCode == sigtermExit
+}
+
 // knownString reads a JSON string, sharing the constant it equals instead of allocating a copy.
 func knownString(raw []byte, known ...string) (string, error) {
 	for _, s := range known {

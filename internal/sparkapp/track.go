@@ -263,6 +263,9 @@ func (d *decider) trackExecutors(driverReady time.Time) bool {
 			continue
 		}
 		state := executorState(pod.phase)
+		if state == v1beta2.ExecutorStateFailed && pod.stoppedByDeletion() {
+			state = v1beta2.ExecutorStateCompleted
+		}
 		counts[executorStateIndex(state)]++
 		total++
 		if len(next) < limit {

@@ -34,7 +34,7 @@ spec:
       echo "user=$(id -un):$(id -u)"
       echo "home=$HOME"
       echo "namespace=$(cat $sa/namespace)"
-      echo "java=$("$JAVA_HOME/bin/java" -version 2>&1 | head -1)"
+      echo "java=$("$JAVA_HOME/bin/java" -version 2>&1 | grep -v "^Picked up" | head -1)"
       echo "api=$(curl -sS -o /dev/null -w '%{http_code}' --cacert $sa/ca.crt -H "Authorization: Bearer $(cat $sa/token)" \
         https://kubernetes.default.svc/api/v1/namespaces/$(cat $sa/namespace)/pods)"
       echo "anonymous=$(curl -sS -o /dev/null -w '%{http_code}' --cacert $sa/ca.crt https://kubernetes.default.svc.cluster.local/api/v1/namespaces/default/pods)"
