@@ -41,6 +41,8 @@ const (
 	EventExpired           = "SparkApplicationExpired"
 	// EventNamespaceNotSelected says why an application does not start.
 	EventNamespaceNotSelected = "SparkApplicationNamespaceNotSelected"
+	// EventManagedElsewhere says, once, that another controller (spec.managedBy) runs it.
+	EventManagedElsewhere = "SparkApplicationManagedElsewhere"
 )
 
 // Event actions: what sparkhooks did, or saw, about the application.
@@ -58,6 +60,12 @@ const (
 // Story reads the parent of a sync request and the status the hook answered, and tells the
 // Events of that decision. The server calls it after answering, off the answer's path.
 func Story(parent json.RawMessage, answered *metacontroller.SyncResponse) (event.Story, error) {
+	var managed managedView
+	if err := json.Unmarshal(parent, &managed); err == nil {
+		if by, set := managed.manager(); set && by != v1beta2.ManagedBySparkOperator {
+			return event.Story{Regarding: event.Regarding(managed.TypeMeta, &managed.Metadata), Events: managedElsewhereEvents(by, managed.Status)}, nil
+		}
+	}
 	var app struct {
 		metav1.TypeMeta `json:",inline"`
 		Metadata        metav1.ObjectMeta              `json:"metadata"`

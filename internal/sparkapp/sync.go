@@ -54,6 +54,11 @@ const maxMessage = 4096
 // Sync is the sync hook: the desired children, next status and resync delay of one
 // SparkApplication. A finalizing request is answered as by Finalize.
 func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, Decision, error) {
+	if req != nil {
+		if resp, d, handled, err := leaveToManager(req, req.Finalizing); handled {
+			return resp, d, err
+		}
+	}
 	in, err := decodeRequest(req)
 	if err != nil {
 		return nil, Decision{}, err
@@ -181,6 +186,9 @@ func specHash(spec *v1beta2.SparkApplicationSpec) string {
 	s.RestartPolicy = v1beta2.RestartPolicy{}
 	s.Timeouts = nil
 	s.ResourceRetainPolicy = nil
+	// The manager cannot change (only be written out or left to its default), and an
+	// application this hook decides is ours either way.
+	s.ManagedBy = nil
 	b, err := json.Marshal(&s)
 	if err != nil {
 		// The spec was just decoded from JSON, so it encodes; an empty hash would only mean
