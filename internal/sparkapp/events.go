@@ -61,7 +61,7 @@ const (
 // Events of that decision. The server calls it after answering, off the answer's path.
 func Story(parent json.RawMessage, answered *metacontroller.SyncResponse) (event.Story, error) {
 	var managed managedView
-	if err := json.Unmarshal(parent, &managed); err == nil {
+	if namesManager(parent) && json.Unmarshal(parent, &managed) == nil {
 		if by, set := managed.manager(); set && by != v1beta2.ManagedBySparkOperator {
 			return event.Story{Regarding: event.Regarding(managed.TypeMeta, &managed.Metadata), Events: managedElsewhereEvents(by, managed.Status)}, nil
 		}

@@ -38,6 +38,13 @@ func (v *managedView) manager() (by string, set bool) {
 	return by, true
 }
 
+// namesManager tells whether the parent may set spec.managedBy. Most parents never name a
+// manager; the API server writes keys unescaped, so one that does has the key, and the rest skip
+// a second decoding of the parent.
+func namesManager(parent []byte) bool {
+	return bytes.Contains(parent, []byte(`"managedBy"`))
+}
+
 // leaveToManager answers the sync of an application another controller runs (spec.managedBy):
 // no children, and the observed status unchanged. Metacontroller writes the answered status
 // over the stored one with only observedGeneration added, so an omitted status would erase what
@@ -45,8 +52,11 @@ func (v *managedView) manager() (by string, set bool) {
 // request is answered the same way, finalized once no child is observed: the deletion ends
 // whatever runs. handled is false for an application sparkhooks runs.
 func leaveToManager(req *metacontroller.SyncRequest, finalizing bool) (resp *metacontroller.SyncResponse, d Decision, handled bool, err error) {
+	if !namesManager(req.Parent) {
+		return nil, Decision{}, false, nil
+	}
 	var v managedView
-	if len(req.Parent) == 0 || json.Unmarshal(req.Parent, &v) != nil {
+	if json.Unmarshal(req.Parent, &v) != nil {
 		return nil, Decision{}, false, nil // the full decoding says what is wrong
 	}
 	by, set := v.manager()
