@@ -95,7 +95,7 @@ func leaveToManager(req *metacontroller.SyncRequest, finalizing bool) (resp *met
 			continue
 		}
 		return nil, Decision{}, true, metacontroller.Refusef(RefusedManagedElsewhere,
-			"refusing to decide: spec.managedBy is %q, so sparkhooks must not run this application, but its Pod %s is live; leaving it out would delete it: delete the Pod, or the SparkApplication, to hand the application over",
+			"refusing to decide: spec.managedBy is %q, so sparkhooks must not run this application, but its Pod %s is live and leaving it out would delete it: delete the Pod to leave the application to its manager, or delete the SparkApplication",
 			by, name)
 	}
 	// An application whose value the validation refuses is counted as one, though left alone:
