@@ -46,7 +46,7 @@ func namesManager(parent []byte) bool {
 }
 
 // leaveToManager answers the sync of an application another controller runs (spec.managedBy):
-// no children, and the observed status unchanged. Metacontroller writes the answered status
+// no children, and the observed status unchanged (the empty one while there is none). Metacontroller writes the answered status
 // over the stored one with only observedGeneration added, so an omitted status would erase what
 // the manager (MultiKueue's copy from the worker) wrote; echoing it writes nothing. A finalizing
 // request is answered the same way, finalized once no child is observed: the deletion ends
@@ -75,8 +75,10 @@ func leaveToManager(req *metacontroller.SyncRequest, finalizing bool) (resp *met
 	if err := req.TidyObserved(v.Metadata.Namespace); err != nil {
 		return nil, Decision{}, true, err
 	}
-	status := json.RawMessage("null")
-	if len(v.Status) > 0 {
+	// With no status yet, the empty one: Metacontroller writes observedGeneration into whatever
+	// is answered, and the CRD refuses a status without driverInfo.
+	var status any = &v1beta2.SparkApplicationStatus{}
+	if len(v.Status) > 0 && !bytes.Equal(v.Status, []byte("null")) {
 		status = v.Status
 	}
 	if finalizing {

@@ -34,7 +34,9 @@ func TestManagedByMultiKueueIsLeftAlone(t *testing.T) {
 	w.check(t, w.waitApp("dispatched", "status.observedGeneration 1", observedGeneration(1)))
 	app, err := w.app("dispatched")
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"observedGeneration": int64(1)}, app.Object["status"], "the answer restated no status: %s", describeApp(app))
+	// The empty status (the CRD requires driverInfo), nothing of a submission.
+	assert.Equal(t, map[string]any{"observedGeneration": int64(1), "driverInfo": map[string]any{}, "applicationState": map[string]any{"state": ""}},
+		app.Object["status"], describeApp(app))
 
 	// What MultiKueue's generic adapter does: the worker copy's whole status, patched over this
 	// one. The worker's observedGeneration differs, so the next sync shows as a write of ours.
