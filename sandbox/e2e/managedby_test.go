@@ -34,9 +34,10 @@ func TestManagedByMultiKueueIsLeftAlone(t *testing.T) {
 	w.check(t, w.waitApp("dispatched", "status.observedGeneration 1", observedGeneration(1)))
 	app, err := w.app("dispatched")
 	require.NoError(t, err)
-	// The empty status (the CRD requires driverInfo), nothing of a submission.
-	assert.Equal(t, map[string]any{"observedGeneration": int64(1), "driverInfo": map[string]any{}, "applicationState": map[string]any{"state": ""}},
-		app.Object["status"], describeApp(app))
+	// The empty status (the CRD requires driverInfo; the times are nullable and kept as null),
+	// nothing of a submission.
+	assert.Equal(t, map[string]any{"observedGeneration": int64(1), "driverInfo": map[string]any{}, "applicationState": map[string]any{"state": ""},
+		"lastSubmissionAttemptTime": nil, "terminationTime": nil}, app.Object["status"], describeApp(app))
 
 	// What MultiKueue's generic adapter does: the worker copy's whole status, patched over this
 	// one. The worker's observedGeneration differs, so the next sync shows as a write of ours.
@@ -58,7 +59,8 @@ func TestManagedByMultiKueueIsLeftAlone(t *testing.T) {
 		assert.Equal(t, want, got, "status.%s as the manager wrote it", path)
 	}
 	status, _, _ := unstructured.NestedMap(app.Object, "status")
-	assert.Len(t, status, 6, "nothing added to the manager's status but observedGeneration: %v", status)
+	// The manager's six fields, and the empty status's null times its merge patch left.
+	assert.Len(t, status, 8, "nothing added to the manager's status but observedGeneration: %v", status)
 
 	// Settle, then nothing was ever created for it.
 	time.Sleep(metacontrollerSettle)
