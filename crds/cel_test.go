@@ -1,6 +1,7 @@
 package crds
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,6 +97,18 @@ func TestCELAgreesWithValidation(t *testing.T) {
 			s.DriverIngressOptions = []v1beta2.DriverIngressConfiguration{{ServicePort: ptr.To[int32](8080), ServicePortName: ptr.To("http"),
 				HTTPRoute: &v1beta2.HTTPRouteConfiguration{}}}
 		}, goValid: true},
+		{name: "managed by sparkhooks, written out", mutate: func(s *v1beta2.SparkApplicationSpec) {
+			s.ManagedBy = ptr.To(v1beta2.ManagedBySparkOperator)
+		}, goValid: true},
+		{name: "managed by MultiKueue", mutate: func(s *v1beta2.SparkApplicationSpec) {
+			s.ManagedBy = ptr.To(v1beta2.ManagedByMultiKueue)
+		}, goValid: true},
+		{name: "managed by another controller", mutate: func(s *v1beta2.SparkApplicationSpec) {
+			s.ManagedBy = ptr.To("example.com/my-controller")
+		}, wantField: "spec.managedBy"},
+		{name: "managed by nobody", mutate: func(s *v1beta2.SparkApplicationSpec) {
+			s.ManagedBy = ptr.To("")
+		}, wantField: "spec.managedBy"},
 	}
 	apps, err := crdschema.Load(sparkApplicationFile)
 	require.NoError(t, err)
@@ -177,4 +190,62 @@ func TestCELWithinCostBudget(t *testing.T) {
 	errs := crdschema.ValidateCRD(crd)
 	require.NotEmpty(t, errs)
 	assert.Contains(t, errs.ToAggregate().Error(), "cost")
+}
+
+// TestManagedByImmutable holds the CRD's transition rule on spec.managedBy to the webhook's
+// check (ValidateSparkApplicationUpdate): the manager an application was created with stays,
+// whether written out or left to the default, and nothing else in the spec is held by it.
+func TestManagedByImmutable(t *testing.T) {
+	multi, ours, other := ptr.To(v1beta2.ManagedByMultiKueue), ptr.To(v1beta2.ManagedBySparkOperator), ptr.To("example.com/x")
+	tests := []struct {
+		name       string
+		old, new   *string
+		wantRefuse bool
+	}{
+		{name: "unset stays unset"},
+		{name: "MultiKueue stays", old: multi, new: multi},
+		{name: "the default written out", new: ours},
+		{name: "the default removed", old: ours},
+		{name: "handed to MultiKueue", new: multi, wantRefuse: true},
+		{name: "handed from sparkhooks to MultiKueue", old: ours, new: multi, wantRefuse: true},
+		{name: "taken back from MultiKueue", old: multi, wantRefuse: true},
+		{name: "taken back explicitly", old: multi, new: ours, wantRefuse: true},
+		// A value stored without the rules in place may still not change; the allowlist refuses
+		// the new value on its own.
+		{name: "from an unknown value", old: other, new: multi, wantRefuse: true},
+	}
+	apps, err := crdschema.Load(sparkApplicationFile)
+	require.NoError(t, err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old, app := celBase(), celBase()
+			old.Spec.ManagedBy, app.Spec.ManagedBy = tt.old, tt.new
+			app.Spec.Arguments = []string{"100"} // an ordinary edit alongside
+
+			goErrs := v1beta2.ValidateSparkApplicationUpdate(old, app)
+			assert.Equal(t, tt.wantRefuse, len(goErrs) > 0, "Go validation: %v", goErrs)
+
+			schemaErrs := apps.ValidateUpdate(toMap(t, app), toMap(t, old))
+			if !tt.wantRefuse {
+				assert.Empty(t, schemaErrs)
+				return
+			}
+			require.NotEmpty(t, schemaErrs)
+			assert.Equal(t, "spec.managedBy", schemaErrs[len(schemaErrs)-1].Field)
+			assert.Contains(t, schemaErrs.ToAggregate().Error(), "immutable")
+		})
+	}
+	// Without an old object (a create) the transition rule does not run.
+	app := celBase()
+	app.Spec.ManagedBy = multi
+	assert.Empty(t, apps.Validate(toMap(t, app)))
+}
+
+func toMap(t *testing.T, obj any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(obj)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m
 }

@@ -151,6 +151,21 @@ func (v *Validator) CRD() *apiextensionsv1.CustomResourceDefinition { return v.c
 // To check a status a hook returns, put it into the parent object of the request and
 // validate that: the API server validates the whole object on a status update too.
 func (v *Validator) Validate(obj map[string]any) field.ErrorList {
+	return v.validate(obj, nil)
+}
+
+// ValidateUpdate is Validate for an update from old to obj: the CEL rules that read oldSelf (the
+// transition rules, which Validate skips) run too. old is taken as stored, so it is checked for
+// nothing itself.
+func (v *Validator) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	o, err := normalize(old)
+	if err != nil {
+		return field.ErrorList{field.Invalid(nil, old, err.Error())}
+	}
+	return v.validate(obj, o)
+}
+
+func (v *Validator) validate(obj, old map[string]any) field.ErrorList {
 	u, err := normalize(obj)
 	if err != nil {
 		return field.ErrorList{field.Invalid(nil, obj, err.Error())}
@@ -158,6 +173,11 @@ func (v *Validator) Validate(obj map[string]any) field.ErrorList {
 	vs, errs := v.versionOf(u)
 	if vs == nil {
 		return errs
+	}
+	if old != nil {
+		// Stored objects are pruned and defaulted already.
+		pruning.PruneWithOptions(old, vs.structural, true, structuralschema.UnknownFieldPathOptions{})
+		defaulting.Default(old, vs.structural)
 	}
 
 	unknown := pruning.PruneWithOptions(u, vs.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
@@ -176,7 +196,11 @@ func (v *Validator) Validate(obj map[string]any) field.ErrorList {
 		if blocked := celBlocker(checks); blocked != nil {
 			checks = append(checks, blocked)
 		} else {
-			celErrs, _ := vs.cel.Validate(context.Background(), nil, vs.structural, u, nil, celconfig.RuntimeCELCostBudget)
+			var oldObj any
+			if old != nil {
+				oldObj = old
+			}
+			celErrs, _ := vs.cel.Validate(context.Background(), nil, vs.structural, u, oldObj, celconfig.RuntimeCELCostBudget)
 			checks = append(checks, celErrs...)
 		}
 	}

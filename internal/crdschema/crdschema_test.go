@@ -228,3 +228,17 @@ func describe(errs field.ErrorList) []string {
 	}
 	return out
 }
+
+// TestValidateUpdate runs the transition rules, which read oldSelf and which a create skips,
+// with the old object as stored.
+func TestValidateUpdate(t *testing.T) {
+	v, err := Load("testdata/widgets.yaml")
+	require.NoError(t, err)
+	old := widget("  size: small\n")
+	assert.Empty(t, v.Validate(widget("  size: large\n")), "a create has no old object")
+	assert.Empty(t, v.ValidateUpdate(widget("  size: small\n  replicas: 3\n"), old))
+	errs := v.ValidateUpdate(widget("  size: large\n"), old)
+	require.Len(t, errs, 1, "%v", errs)
+	assert.Equal(t, "spec.size", errs[0].Field)
+	assert.Contains(t, errs[0].Detail, "size is immutable")
+}

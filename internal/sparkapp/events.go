@@ -42,6 +42,8 @@ const (
 	EventExpired           = "SparkApplicationExpired"
 	// EventNamespaceNotSelected says why an application does not start.
 	EventNamespaceNotSelected = "SparkApplicationNamespaceNotSelected"
+	// EventManagedElsewhere says, once, that another controller (spec.managedBy) runs it.
+	EventManagedElsewhere = "SparkApplicationManagedElsewhere"
 )
 
 // Event actions: what sparkhooks did, or saw, about the application.

@@ -11,6 +11,11 @@ import (
 // Finalize is the finalize hook: on deletion every child is released, and the parent may go
 // once none is observed any more.
 func Finalize(req *metacontroller.SyncRequest) (*metacontroller.SyncResponse, error) {
+	if req != nil {
+		if resp, _, handled, err := leaveToManager(req, true); handled {
+			return resp, err
+		}
+	}
 	in, err := decodeRequest(req)
 	if err != nil {
 		return nil, err

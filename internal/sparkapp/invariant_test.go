@@ -80,6 +80,7 @@ func checkInvariant(t testing.TB, body []byte, resp *metacontroller.SyncResponse
 	if req.Finalizing && req.Parent.Metadata.DeletionTimestamp != nil {
 		return
 	}
+	checkLeftToManager(t, body, out)
 	children := observedChildren(t, body)
 	checkNoDriverWithoutAdmission(t, body, children, kept)
 	status := req.Parent.Status
@@ -113,6 +114,40 @@ func checkInvariant(t testing.TB, body []byte, resp *metacontroller.SyncResponse
 				name, sub, status.SubmissionID, from, to)
 		}
 	}
+}
+
+// checkLeftToManager is the managed-elsewhere half: a 200 answer for a parent whose
+// spec.managedBy names another controller asks for no child and restates the stored status as
+// it is (the empty one, which the CRD accepts, when there is none), so that Metacontroller writes
+// nothing over the manager's.
+func checkLeftToManager(t testing.TB, body, answer []byte) {
+	t.Helper()
+	var req struct {
+		Parent struct {
+			Spec struct {
+				ManagedBy any `json:"managedBy"`
+			} `json:"spec"`
+			Status json.RawMessage `json:"status"`
+		} `json:"parent"`
+	}
+	require.NoError(t, json.Unmarshal(body, &req))
+	by, ok := req.Parent.Spec.ManagedBy.(string)
+	if !ok || by == v1beta2.ManagedBySparkOperator {
+		return
+	}
+	var resp struct {
+		Status   json.RawMessage `json:"status"`
+		Children []any           `json:"children"`
+	}
+	require.NoError(t, json.Unmarshal(answer, &resp))
+	if len(resp.Children) > 0 {
+		t.Fatalf("an application managed by %q was given %d children", by, len(resp.Children))
+	}
+	want := req.Parent.Status
+	if len(want) == 0 || string(want) == "null" {
+		want = mustJSON(t, &v1beta2.SparkApplicationStatus{})
+	}
+	require.JSONEq(t, string(want), string(resp.Status), "the status of an application managed by %q was changed", by)
 }
 
 // observedChildren are the request's children filed by name, whichever hook version's request
@@ -300,6 +335,9 @@ func mutations(req map[string]any) []mutation {
 	add("generation-bumped", func(r map[string]any) { meta(r)["generation"] = 99 })
 	add("labels-edited", func(r map[string]any) { meta(r)["labels"] = map[string]any{"team": "x"} })
 
+	for _, by := range []any{v1beta2.ManagedByMultiKueue, "example.com/my-controller", "", v1beta2.ManagedBySparkOperator, 7} {
+		add(fmt.Sprintf("spec-managed-by-%v", by), func(r map[string]any) { spec(r)["managedBy"] = by })
+	}
 	add("spec-suspend", func(r map[string]any) { spec(r)["suspend"] = true })
 	add("spec-arguments-edited", func(r map[string]any) { spec(r)["arguments"] = []any{"7"} })
 	add("spec-invalid", func(r map[string]any) { obj(spec(r), "executor")["memory"] = "lots" })

@@ -51,6 +51,11 @@ func Hooks(cfg Config) hook.Kind {
 // SparkApplication, and the outcome that reports them. A finalizing request is answered as by
 // Finalize.
 func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, hook.Outcome, error) {
+	if req != nil {
+		if resp, o, handled, err := leaveToManager(req, req.Finalizing); handled {
+			return resp, o, err
+		}
+	}
 	in, err := decodeRequest(req)
 	if err != nil {
 		return nil, hook.Outcome{}, err
@@ -183,6 +188,9 @@ func specHash(spec *v1beta2.SparkApplicationSpec) string {
 	s.RestartPolicy = v1beta2.RestartPolicy{}
 	s.Timeouts = nil
 	s.ResourceRetainPolicy = nil
+	// The manager cannot change (only be written out or left to its default), and an
+	// application this hook decides is ours either way.
+	s.ManagedBy = nil
 	b, err := json.Marshal(&s)
 	if err != nil {
 		// The spec was just decoded from JSON, so it encodes; an empty hash would only mean

@@ -32,6 +32,12 @@ type object interface {
 	validate(now time.Time) field.ErrorList
 }
 
+// updater is an object with rules on how it may change, checked against the stored old one
+// (of the same kind) before validate, which may default both.
+type updater interface {
+	validateUpdate(old object) field.ErrorList
+}
+
 // Kinds lists every kind the webhook validates, one route each.
 func Kinds() []Kind {
 	return []Kind{SparkApplication(), ScheduledSparkApplication(), SparkConnect(), SparkCluster()}
@@ -145,6 +151,15 @@ func (a *sparkApplication) validate(time.Time) field.ErrorList {
 		return errs
 	}
 	return a.specErrs
+}
+
+// validateUpdate keeps the manager the application was created with (spec.managedBy).
+func (a *sparkApplication) validateUpdate(old object) field.ErrorList {
+	o, ok := old.(*sparkApplication)
+	if !ok {
+		return nil
+	}
+	return v1beta2.ValidateSparkApplicationUpdate(&o.SparkApplication, &a.SparkApplication)
 }
 
 type scheduledSparkApplication struct {

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/sparkhooks/sparkhooks/internal/admission"
@@ -104,13 +105,19 @@ func decide(req *request, kind Kind, now time.Time) (*admissionv1.AdmissionRespo
 	if err != nil {
 		return refuse(resp, fmt.Sprintf("admission request object is not a %s: %v", kind.Kind, err))
 	}
+	var changeErrs field.ErrorList
 	if req.Operation == admissionv1.Update && !isNull(req.OldObject) {
 		// An object stored before this webhook (or while it was down, under failurePolicy
 		// Ignore) may be invalid; an update that leaves its spec alone, such as the finalizer
 		// Metacontroller adds and removes, must still go through. The hook reports the spec
 		// in the status.
-		if old, err := kind.decode(req.OldObject); err == nil && equality.Semantic.DeepEqual(old.spec(), obj.spec()) {
-			return resp, Outcome{}
+		if old, err := kind.decode(req.OldObject); err == nil {
+			if equality.Semantic.DeepEqual(old.spec(), obj.spec()) {
+				return resp, Outcome{}
+			}
+			if u, ok := obj.(updater); ok {
+				changeErrs = u.validateUpdate(old)
+			}
 		}
 	}
 	if obj.GetNamespace() == "" {
@@ -121,7 +128,7 @@ func decide(req *request, kind Kind, now time.Time) (*admissionv1.AdmissionRespo
 	if name == "" {
 		name = req.Name
 	}
-	errs := obj.validate(now)
+	errs := append(changeErrs, obj.validate(now)...)
 	if len(errs) == 0 {
 		return resp, Outcome{}
 	}

@@ -25,6 +25,7 @@ type SparkApplication struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// +kubebuilder:validation:XValidation:rule="(has(self.managedBy) ? self.managedBy : 'sparkoperator.k8s.io/spark-operator') == (has(oldSelf.managedBy) ? oldSelf.managedBy : 'sparkoperator.k8s.io/spark-operator')",message="spec.managedBy is immutable: it is chosen when the SparkApplication is created",fieldPath=".managedBy"
 	Spec   SparkApplicationSpec   `json:"spec"`
 	Status SparkApplicationStatus `json:"status,omitempty"`
 }
@@ -164,6 +165,15 @@ type SparkApplicationSpec struct {
 	// one from starting until it is set back to false. Queueing systems such as Kueue use it.
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
+	// ManagedBy names the controller that runs the application. Unset or
+	// sparkoperator.k8s.io/spark-operator: sparkhooks. kueue.x-k8s.io/multikueue: Kueue's
+	// MultiKueue, which runs a copy on a worker cluster and mirrors its status here; sparkhooks
+	// then creates nothing for it and leaves its status alone. It cannot change once the
+	// SparkApplication exists.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self in ['sparkoperator.k8s.io/spark-operator', 'kueue.x-k8s.io/multikueue']",message="spec.managedBy must be sparkoperator.k8s.io/spark-operator (sparkhooks, the default) or kueue.x-k8s.io/multikueue"
+	// +optional
+	ManagedBy *string `json:"managedBy,omitempty"`
 	// DriverPodDisruptionBudget, when true, asks for a PodDisruptionBudget that keeps voluntary
 	// evictions (node drains) away from the running driver.
 	// +optional

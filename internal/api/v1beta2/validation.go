@@ -78,6 +78,7 @@ func validateObjectName(name string, fldPath *field.Path) field.ErrorList {
 func ValidateSparkApplicationSpec(spec *SparkApplicationSpec, namespace string, fldPath *field.Path) field.ErrorList {
 	v := specValidator{spec: spec, namespace: namespace, path: fldPath}
 	v.topLevel()
+	v.managedBy()
 	v.sparkConf()
 	v.volumes()
 	v.role(fldPath.Child("driver"), "driver", &spec.Driver.SparkPodSpec)

@@ -931,6 +931,11 @@ func (in *SparkApplicationSpec) DeepCopyInto(out *SparkApplicationSpec) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.ManagedBy != nil {
+		in, out := &in.ManagedBy, &out.ManagedBy
+		*out = new(string)
+		**out = **in
+	}
 	if in.DriverPodDisruptionBudget != nil {
 		in, out := &in.DriverPodDisruptionBudget, &out.DriverPodDisruptionBudget
 		*out = new(bool)
