@@ -13,9 +13,10 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
-// RefusedManagedElsewhere: the parent names another controller in spec.managedBy, yet a live
-// Pod of its own is observed. Leaving the Pod out would delete it, and keeping it would be
-// running the application for that controller; only a person can tell which was meant.
+// RefusedManagedElsewhere is the refusal when the parent names another controller in
+// spec.managedBy, yet a live Pod of its own is observed. Leaving the Pod out would delete it,
+// and keeping it would be running the application for that controller; only a person can tell
+// which was meant.
 const RefusedManagedElsewhere = "ManagedElsewhere"
 
 // managedView is what the managed-elsewhere answer reads of the parent. Its status stays raw:
