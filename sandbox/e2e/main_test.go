@@ -169,8 +169,10 @@ func runMain(m *testing.M) int {
 	options := stack.Options{
 		Dir: filepath.Join(dir, "cluster"), KubeBinDir: kubeBinDir, Helm: helm,
 		Chart: filepath.Join(repoRoot, "chart"), Sparkhooks: binary,
-		// Kubeflow's metrics too, which TestKubeflowDashboardQueriesOnTheCluster scrapes.
-		ChartSet: []string{"replicaCount=1", "metrics.kubeflow.enabled=true"},
+		// Kubeflow's metrics too, which TestKubeflowDashboardQueriesOnTheCluster scrapes. The
+		// chart's Pods on this node only: a Pod a rollout replaces (TestNamespaceSelector's helm
+		// upgrade) would otherwise be spread to the fake node, where no kubelet runs it.
+		ChartSet: []string{"replicaCount=1", "metrics.kubeflow.enabled=true", `nodeSelector.kubernetes\.io/hostname=` + systemNode},
 		// The node runs the hook server only: the image the chart names is all it needs.
 		Images: prockubelet.NewImageTable(nil), Network: network, NodeName: systemNode,
 		NodeTaints: []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}},

@@ -31,6 +31,8 @@ type Network struct {
 	mu sync.Mutex
 	// used maps each address in use to the network namespace that holds it.
 	used map[netip.Addr]string
+	// last is the address given last; the next search starts after it.
+	last netip.Addr
 	// egress undoes what EnableEgress did; nil when it did nothing.
 	egress func()
 }
@@ -242,19 +244,36 @@ func (n *Network) RemovePod(pn *PodNetwork) {
 	n.release(pn)
 }
 
+// allocate gives the first free address after the one given last, wrapping around, as the
+// host-local IPAM plugin does: a pod replaced by a rollout does not get the address its
+// predecessor had a moment ago, which the host may still route to the gone pod.
 func (n *Network) allocate(holder string) (netip.Addr, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for addr := n.Gateway.Next(); n.Subnet.Contains(addr); addr = addr.Next() {
-		if addr.As4()[3] == 255 {
-			break
-		}
+	first := n.Gateway.Next()
+	start := first
+	if n.last.IsValid() && n.assignable(n.last.Next()) {
+		start = n.last.Next()
+	}
+	addr := start
+	for {
 		if _, taken := n.used[addr]; !taken {
 			n.used[addr] = holder
+			n.last = addr
 			return addr, nil
 		}
+		if addr = addr.Next(); !n.assignable(addr) {
+			addr = first
+		}
+		if addr == start {
+			return netip.Addr{}, fmt.Errorf("the pod network %s is full", n.Subnet)
+		}
 	}
-	return netip.Addr{}, fmt.Errorf("the pod network %s is full", n.Subnet)
+}
+
+// assignable tells whether addr is a pod address of the subnet: not past it, nor its broadcast.
+func (n *Network) assignable(addr netip.Addr) bool {
+	return n.Subnet.Contains(addr) && addr.As4()[3] != 255
 }
 
 // release frees pn's address if pn still holds it.
