@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/mutate"
 )
 
@@ -80,14 +81,14 @@ func TestBuildIsDeterministic(t *testing.T) {
 			before := app.DeepCopy()
 			first, err := Build(app, testSub, richOptions)
 			require.NoError(t, err)
-			want := mustJSON(t, first.List())
+			want := coretest.MustJSON(t, first.List())
 			for i := 0; i < 10; i++ {
 				objs, err := Build(app, testSub, richOptions)
 				require.NoError(t, err)
-				require.True(t, bytes.Equal(want, mustJSON(t, objs.List())), "build %d differs", i)
+				require.True(t, bytes.Equal(want, coretest.MustJSON(t, objs.List())), "build %d differs", i)
 				objs, err = Build(app.DeepCopy(), testSub, richOptions)
 				require.NoError(t, err)
-				require.True(t, bytes.Equal(want, mustJSON(t, objs.List())), "build %d of a copy differs", i)
+				require.True(t, bytes.Equal(want, coretest.MustJSON(t, objs.List())), "build %d of a copy differs", i)
 			}
 			assert.True(t, equality.Semantic.DeepEqual(before, app), "Build must not change its input")
 			// Everything was built.

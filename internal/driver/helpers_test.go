@@ -209,10 +209,3 @@ func keysWithPrefix(props map[string]string, prefix string) []string {
 	}
 	return out
 }
-
-func mustJSON(t testing.TB, v any) []byte {
-	t.Helper()
-	data, err := json.Marshal(v)
-	require.NoError(t, err)
-	return data
-}

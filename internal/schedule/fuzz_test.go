@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -55,7 +56,7 @@ func FuzzSync(f *testing.F) {
 		fuzzNewObject(t, schedule, timeZone, now)
 
 		req, wantBad := fuzzRequest(t, schedule, timeZone, policy, runs, nextRun, deadline, flags, now)
-		body := mustMarshal(t, req)
+		body := coretest.MustJSON(t, req)
 		resp, _, err := Sync(req, now, Config{})
 		if wantBad {
 			var bad *metacontroller.RequestError

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/goldentest"
 
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
@@ -132,7 +133,7 @@ func checkFixedPoint(t *testing.T, req *metacontroller.SyncRequest, resp *metaco
 	}
 	again, res, err := Sync(next, now, Config{})
 	require.NoError(t, err)
-	assert.Equal(t, mustJSON(t, resp.Status), mustJSON(t, again.Status), "syncing the applied answer again changes the status")
+	assert.Equal(t, string(coretest.MustJSON(t, resp.Status)), string(coretest.MustJSON(t, again.Status)), "syncing the applied answer again changes the status")
 	assert.Equal(t, childNames(resp), childNames(again))
 	assert.False(t, res.Submitted)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -141,7 +142,7 @@ func (w *world) sync() (*metacontroller.SyncResponse, hook.Outcome) {
 
 	again, res2, err := Sync(w.request(), w.now, w.cfg)
 	require.NoError(w.t, err)
-	require.Equal(w.t, mustJSON(w.t, resp.Status), mustJSON(w.t, again.Status), "a second sync at %s must not change the status", w.now)
+	require.Equal(w.t, string(coretest.MustJSON(w.t, resp.Status)), string(coretest.MustJSON(w.t, again.Status)), "a second sync at %s must not change the status", w.now)
 	require.Equal(w.t, w.runNames(), childNames(again), "a second sync at %s must keep the runs", w.now)
 	require.False(w.t, res2.Submitted, "a second sync at %s created a run", w.now)
 	return resp, res
@@ -150,7 +151,7 @@ func (w *world) sync() (*metacontroller.SyncResponse, hook.Outcome) {
 func (w *world) apply(resp *metacontroller.SyncResponse) {
 	w.t.Helper()
 	var status v1beta2.ScheduledSparkApplicationStatus
-	require.NoError(w.t, json.Unmarshal([]byte(mustJSON(w.t, resp.Status)), &status))
+	require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, resp.Status), &status))
 	w.parent.Status = status
 	desired := map[string]bool{}
 	for _, c := range resp.Children {
@@ -216,13 +217,6 @@ func (w *world) scheduledTimes(loc *time.Location) []string {
 		out = append(out, at.In(loc).Format("2006-01-02 15:04 MST"))
 	}
 	return out
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	data, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(data)
 }
 
 func status(resp *metacontroller.SyncResponse) *v1beta2.ScheduledSparkApplicationStatus {

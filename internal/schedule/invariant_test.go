@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -190,9 +191,9 @@ func TestCheckInvariantCanFail(t *testing.T) {
 			req, now := readGoldenRequest(t, tt.golden)
 			resp, _, err := Sync(decodeSyncRequest(t, req), now, Config{})
 			require.NoError(t, err)
-			require.NoError(t, checkInvariant(mustMarshal(t, req), resp), "the golden answer keeps every live child")
+			require.NoError(t, checkInvariant(coretest.MustJSON(t, req), resp), "the golden answer keeps every live child")
 			tt.edit(req, resp)
-			assert.ErrorContains(t, checkInvariant(mustMarshal(t, req), resp), tt.want)
+			assert.ErrorContains(t, checkInvariant(coretest.MustJSON(t, req), resp), tt.want)
 		})
 	}
 }
@@ -307,7 +308,7 @@ func TestSyncInvariantUnderMutation(t *testing.T) {
 		for _, c := range cases {
 			total++
 			t.Run(golden+"/"+c.name, func(t *testing.T) {
-				reqJSON := mustMarshal(t, c.req)
+				reqJSON := coretest.MustJSON(t, c.req)
 				resp, _, err := Sync(decodeSyncRequest(t, c.req), c.now, Config{})
 				if c.bad {
 					var bad *metacontroller.RequestError
@@ -521,11 +522,4 @@ func deepCopyJSON(t testing.TB, m map[string]any) map[string]any {
 	var out map[string]any
 	require.NoError(t, jsonRoundTrip(m, &out))
 	return out
-}
-
-func mustMarshal(t testing.TB, v any) []byte {
-	t.Helper()
-	data, err := json.Marshal(v)
-	require.NoError(t, err)
-	return data
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -32,7 +33,7 @@ func syncBody(b *testing.B, body []byte, now time.Time, cfg Config) {
 
 func BenchmarkSyncNewApp(b *testing.B) {
 	w := newWorld(b, sparkPi)
-	body := mustJSON(b, w.request(false))
+	body := coretest.MustJSON(b, w.request(false))
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -107,9 +108,9 @@ func filedAsV2(b *testing.B, body []byte) []byte {
 			}
 			m[key] = filed
 		}
-		req[field] = mustJSON(b, m)
+		req[field] = coretest.MustJSON(b, m)
 	}
-	return mustJSON(b, req)
+	return coretest.MustJSON(b, req)
 }
 
 // BenchmarkSyncRunningUIRoute is BenchmarkSyncRunning/executors=0 with a UI HTTPRoute declared,
@@ -120,7 +121,7 @@ func BenchmarkSyncRunningUIRoute(b *testing.B) {
 	w.settle()
 	w.driverRunning(true)
 	w.settle()
-	body := mustJSON(b, w.request(false))
+	body := coretest.MustJSON(b, w.request(false))
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -16,13 +17,13 @@ import (
 // It must never panic, never fault, and every answer must keep the invariant (checkInvariant).
 func FuzzSync(f *testing.F) {
 	w := newWorld(f, sparkPi)
-	f.Add(mustJSON(f, w.request(false)))
+	f.Add(coretest.MustJSON(f, w.request(false)))
 	w.settle()
 	w.driverRunning(true)
 	w.settle()
-	f.Add(mustJSON(f, w.request(false)))
+	f.Add(coretest.MustJSON(f, w.request(false)))
 	w.addExecutors(3, corev1.PodRunning)
-	f.Add(mustJSON(f, w.request(false)))
+	f.Add(coretest.MustJSON(f, w.request(false)))
 	f.Add([]byte(`{"parent":{"kind":"SparkApplication","metadata":{"name":"a","uid":"u"},"status":{"applicationState":{"state":"RUNNING"},"submissionID":"s"}},"children":{"Pod.v1":{"a-driver":{"metadata":{"name":"a-driver","labels":{"spark-role":"driver","sparkoperator.k8s.io/submission-id":"x"}},"status":{"phase":"Running"}}}}}`))
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"parent":null,"children":null}`))

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -77,7 +78,7 @@ func builtByOlderRelease(w *world) {
 	answered := map[string]any{}
 	require.NoError(w.t, json.Unmarshal([]byte(ann[metacontroller.LastAppliedAnnotation].(string)), &answered))
 	dropPolicy(answered)
-	ann[metacontroller.LastAppliedAnnotation] = string(mustJSON(w.t, answered))
+	ann[metacontroller.LastAppliedAnnotation] = string(coretest.MustJSON(w.t, answered))
 	dropPolicy(pod)
 }
 
@@ -367,8 +368,8 @@ func TestGoldenCases(t *testing.T) {
 func configChanges(t *testing.T, cfg Config) map[string]any {
 	t.Helper()
 	var got, def map[string]any
-	require.NoError(t, json.Unmarshal(mustJSON(t, cfg), &got))
-	require.NoError(t, json.Unmarshal(mustJSON(t, DefaultConfig()), &def))
+	require.NoError(t, json.Unmarshal(coretest.MustJSON(t, cfg), &got))
+	require.NoError(t, json.Unmarshal(coretest.MustJSON(t, DefaultConfig()), &def))
 	return jsonChanges(got, def)
 }
 

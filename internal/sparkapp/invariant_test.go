@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -145,7 +146,7 @@ func checkLeftToManager(t testing.TB, body, answer []byte) {
 	}
 	want := req.Parent.Status
 	if len(want) == 0 || string(want) == "null" {
-		want = mustJSON(t, &v1beta2.SparkApplicationStatus{})
+		want = coretest.MustJSON(t, &v1beta2.SparkApplicationStatus{})
 	}
 	require.JSONEq(t, string(want), string(resp.Status), "the status of an application managed by %q was changed", by)
 }
@@ -251,14 +252,14 @@ func TestInvariantUnderMutations(t *testing.T) {
 				}
 				checkInvariant(t, mutated, resp, err)
 				if err == nil && m.noRetry {
-					from, to := stateAt(t, mutated, "parent", "status"), stateAt(t, mustJSON(t, resp), "status")
+					from, to := stateAt(t, mutated, "parent", "status"), stateAt(t, coretest.MustJSON(t, resp), "status")
 					if (from == "FAILING" || from == "SUBMISSION_FAILED") && (to == "SUBMITTED" || to == "PENDING_RERUN") {
 						t.Fatalf("retried (%s -> %s) although the retry interval is years away", from, to)
 					}
 				}
 				if err == nil && m.notNew != "" {
 					before := trueConditions(t, mutated, "parent", "status")
-					after := trueConditions(t, mustJSON(t, resp), "status")
+					after := trueConditions(t, coretest.MustJSON(t, resp), "status")
 					if after[m.notNew] && !before[m.notNew] {
 						t.Fatalf("condition %s set although its deadline is years away", m.notNew)
 					}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -107,7 +108,7 @@ func TestNamespaceNotSelectedStartsNothing(t *testing.T) {
 							Labels map[string]string `json:"labels"`
 						} `json:"metadata"`
 					}
-					require.NoError(t, json.Unmarshal(mustJSON(t, c), &child))
+					require.NoError(t, json.Unmarshal(coretest.MustJSON(t, c), &child))
 					sub := child.Metadata.Labels["sparkoperator.k8s.io/submission-id"]
 					if child.Kind == "Pod" && !observed[child.Metadata.Name] && (sub == "" || sub != parent.Status.SubmissionID) {
 						t.Fatalf("a driver Pod %s of a new attempt %s starts in a namespace that is not selected (the status names %q)", child.Metadata.Name, sub, parent.Status.SubmissionID)

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -164,8 +165,8 @@ func TestScenarioKueueQueuedAdmittedEvictedReadmittedFinished(t *testing.T) {
 	pod := w.driverPod()
 	podSpec := pod["spec"].(map[string]any)
 	assert.Equal(t, map[string]any{"cloud.example.com/capacity": "spot"}, podSpec["nodeSelector"], "the flavor's node labels")
-	assert.Contains(t, string(mustJSON(t, podSpec["tolerations"])), `"key":"spot"`, "the flavor's tolerations")
-	assert.Contains(t, string(mustJSON(t, w.children[keyConfigMap])), `zone-check`, "the admission check's executor labels reach the executor template")
+	assert.Contains(t, string(coretest.MustJSON(t, podSpec["tolerations"])), `"key":"spot"`, "the flavor's tolerations")
+	assert.Contains(t, string(coretest.MustJSON(t, w.children[keyConfigMap])), `zone-check`, "the admission check's executor labels reach the executor template")
 	firstAttempt := w.app.Status.SubmissionID
 	w.driverRunning(true)
 	w.settle()
@@ -275,7 +276,7 @@ func TestScenarioKueueDynamicAllocationPartialAdmission(t *testing.T) {
 	adm["podSetAssignments"].([]any)[1].(map[string]any)["count"] = 4
 	w.settle()
 	require.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
-	assert.Contains(t, string(mustJSON(t, w.children[keyConfigMap])), `spark.dynamicAllocation.maxExecutors=4`, "Spark never asks for more executors than Kueue admitted")
+	assert.Contains(t, string(coretest.MustJSON(t, w.children[keyConfigMap])), `spark.dynamicAllocation.maxExecutors=4`, "Spark never asks for more executors than Kueue admitted")
 }
 
 func TestScenarioKueueBadInput(t *testing.T) {
@@ -335,7 +336,7 @@ func TestScenarioKueueBadInput(t *testing.T) {
 func TestCustomizeAsksForFlavorsWhenQueued(t *testing.T) {
 	controller := json.RawMessage(`{"spec":{"childResources":[{"apiVersion":"v1","resource":"pods"},{"apiVersion":"kueue.x-k8s.io/v1beta2","resource":"workloads"}]}}`)
 	w := newWorld(t, queuedSparkPi)
-	parent := mustJSON(t, w.app)
+	parent := coretest.MustJSON(t, w.app)
 	resp, err := Customize(&metacontroller.CustomizeRequest{Controller: controller, Parent: parent})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 5, "the executors, Kueue's two kinds, the Namespace and the ServiceAccounts (not the PriorityClasses twice)")
@@ -415,7 +416,7 @@ func TestRecordKueueGoldens(t *testing.T) {
 func mustObj(t testing.TB, v any) map[string]any {
 	t.Helper()
 	var m map[string]any
-	require.NoError(t, json.Unmarshal(mustJSON(t, v), &m))
+	require.NoError(t, json.Unmarshal(coretest.MustJSON(t, v), &m))
 	return m
 }
 
@@ -426,12 +427,12 @@ func BenchmarkSyncQueued(b *testing.B) {
 	w.enableKueue()
 	w.settle()
 	w.kueuePending()
-	waiting := mustJSON(b, w.request(false))
+	waiting := coretest.MustJSON(b, w.request(false))
 	w.kueueAdmit()
 	w.settle()
 	w.driverRunning(true)
 	w.settle()
-	running := mustJSON(b, w.request(false))
+	running := coretest.MustJSON(b, w.request(false))
 	for _, bench := range []struct {
 		name string
 		body []byte

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -442,7 +443,7 @@ func TestScenarioStaleRequestNeverDeletesRunningDriver(t *testing.T) {
 				} `json:"metadata"`
 			} `json:"children"`
 		}
-		require.NoError(t, json.Unmarshal(mustJSON(t, resp), &answer))
+		require.NoError(t, json.Unmarshal(coretest.MustJSON(t, resp), &answer))
 		var names []string
 		for _, c := range answer.Children {
 			if c.Kind == "Pod" {
@@ -459,11 +460,11 @@ func TestScenarioStaleRequestNeverDeletesRunningDriver(t *testing.T) {
 func TestScenarioLostStatusWriteResubmitsSameObjects(t *testing.T) {
 	w := newWorld(t, sparkPi)
 	require.NoError(t, w.sync())
-	first := mustJSON(t, w.last.Children)
+	first := coretest.MustJSON(t, w.last.Children)
 	// The status write is lost: the parent is still new, the children exist.
 	w.app.Status = v1beta2.SparkApplicationStatus{}
 	require.NoError(t, w.sync())
-	assert.JSONEq(t, string(first), string(mustJSON(t, w.last.Children)))
+	assert.JSONEq(t, string(first), string(coretest.MustJSON(t, w.last.Children)))
 	assert.Len(t, w.created, len(w.last.Children), "nothing created twice")
 }
 
@@ -474,7 +475,7 @@ func TestSyncIsDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	b, _, err := Sync(req, w.now, w.cfg)
 	require.NoError(t, err)
-	assert.Equal(t, string(mustJSON(t, a)), string(mustJSON(t, b)))
+	assert.Equal(t, string(coretest.MustJSON(t, a)), string(coretest.MustJSON(t, b)))
 }
 
 func TestSyncRejectsBadRequests(t *testing.T) {
@@ -505,7 +506,7 @@ func TestSyncRejectsBadRequests(t *testing.T) {
 
 func TestCustomizeSelectsExecutors(t *testing.T) {
 	w := newWorld(t, sparkPi)
-	resp, err := Customize(&metacontroller.CustomizeRequest{Parent: mustJSON(t, w.app)})
+	resp, err := Customize(&metacontroller.CustomizeRequest{Parent: coretest.MustJSON(t, w.app)})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 4)
 	assert.Equal(t, namespaceRule(w.app), resp.RelatedResources[1], "the executors, then the Namespace")
@@ -749,7 +750,7 @@ func TestFirstDecisionIsDatedAtCreation(t *testing.T) {
 	stale := w.request(false)
 	w.advance(1500 * time.Millisecond)
 	require.NoError(t, w.sync())
-	first := mustJSON(t, w.last.Status)
+	first := coretest.MustJSON(t, w.last.Status)
 
 	// The second sync: a new parent again, the first sync's children observed. It also sees the
 	// UI Service with its cluster IP, which the first could not: the address waits for the
@@ -764,7 +765,7 @@ func TestFirstDecisionIsDatedAtCreation(t *testing.T) {
 	require.NotEmpty(t, svc.Spec.ClusterIP, "the second sync observes the UI Service's cluster IP")
 	resp, _, err := Sync(again, w.now.Add(time.Second), w.cfg)
 	require.NoError(t, err)
-	assert.JSONEq(t, string(first), string(mustJSON(t, resp.Status)))
+	assert.JSONEq(t, string(first), string(coretest.MustJSON(t, resp.Status)))
 	assert.Empty(t, resp.Status.(*v1beta2.SparkApplicationStatus).DriverInfo.WebUIAddress)
 	assert.True(t, w.app.Status.LastSubmissionAttemptTime.Equal(&metav1.Time{Time: worldStart}))
 	assert.Equal(t, float64(29), w.last.ResyncAfterSeconds, "the grace period counts from the creation")
@@ -835,7 +836,7 @@ func TestScenarioEventLogDefaultSparesARunningAttempt(t *testing.T) {
 	w.settle()
 	require.Equal(t, v1beta2.ApplicationStateSubmitted, w.state())
 	assert.Equal(t, "http://spark-history.example.com/history/"+w.app.Status.SparkApplicationID+"/jobs/", w.app.Status.HistoryURL)
-	assert.Contains(t, string(mustJSON(t, w.driverPod()["spec"])), `"claimName":"spark-events"`, "the new driver mounts the event log's volume")
+	assert.Contains(t, string(coretest.MustJSON(t, w.driverPod()["spec"])), `"claimName":"spark-events"`, "the new driver mounts the event log's volume")
 	for name, cm := range w.children[keyConfigMap] {
 		assert.Contains(t, cm["data"].(map[string]any)["spark.properties"], "spark.eventLog.dir=file\\:/spark-events\n", name)
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/event"
@@ -87,23 +88,23 @@ func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
 		var obj map[string]any
 		require.NoError(w.t, json.Unmarshal(parent, &obj))
 		w.specEdit(obj["spec"].(map[string]any))
-		parent = mustJSON(w.t, obj)
+		parent = coretest.MustJSON(w.t, obj)
 	}
 	req := &metacontroller.SyncRequest{Controller: w.controller, Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
 		Related: metacontroller.ChildMap{keyPod: {}}}
 	for key, objs := range w.children {
 		req.Children[key] = map[string]json.RawMessage{}
 		for name, obj := range objs {
-			req.Children[key][name] = mustJSON(w.t, obj)
+			req.Children[key][name] = coretest.MustJSON(w.t, obj)
 		}
 	}
 	for name, obj := range w.execs {
-		req.Related[keyPod][name] = mustJSON(w.t, obj)
+		req.Related[keyPod][name] = coretest.MustJSON(w.t, obj)
 	}
 	for key, objs := range w.related {
 		req.Related[key] = map[string]json.RawMessage{}
 		for name, obj := range objs {
-			req.Related[key][name] = mustJSON(w.t, obj)
+			req.Related[key][name] = coretest.MustJSON(w.t, obj)
 		}
 	}
 	return req
@@ -138,11 +139,11 @@ func (w *world) settle() {
 			return
 		}
 	}
-	w.t.Fatalf("no fixed point after 20 syncs: state %s, status %s", w.state(), mustJSON(w.t, w.app.Status))
+	w.t.Fatalf("no fixed point after 20 syncs: state %s, status %s", w.state(), coretest.MustJSON(w.t, w.app.Status))
 }
 
 func (w *world) snapshot() string {
-	return string(mustJSON(w.t, w.app.Status)) + string(mustJSON(w.t, w.children))
+	return string(coretest.MustJSON(w.t, w.app.Status)) + string(coretest.MustJSON(w.t, w.children))
 }
 
 func (w *world) apply(resp *metacontroller.SyncResponse) {
@@ -150,7 +151,7 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 	desired := map[string]map[string]map[string]any{}
 	for _, child := range resp.Children {
 		obj := map[string]any{}
-		require.NoError(w.t, json.Unmarshal(mustJSON(w.t, child), &obj))
+		require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, child), &obj))
 		key := metacontroller.Key(obj["kind"].(string), obj["apiVersion"].(string))
 		name := obj["metadata"].(map[string]any)["name"].(string)
 		require.Contains(w.t, w.children, key, "child of an undeclared type %s", key)
@@ -172,7 +173,7 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 		objs := desired[key]
 		for _, name := range sortedNames(objs) {
 			obj := objs[name]
-			answered := string(mustJSON(w.t, obj))
+			answered := string(coretest.MustJSON(w.t, obj))
 			if existing, exists := w.children[key][name]; exists {
 				// Metacontroller writes a child whose answer differs from the one it recorded
 				// (InPlace kinds); OnDelete kinds are left alone, but their drift is counted too.
@@ -220,7 +221,7 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 			w.created = append(w.created, key+"/"+name)
 		}
 	}
-	statusJSON := mustJSON(w.t, resp.Status)
+	statusJSON := coretest.MustJSON(w.t, resp.Status)
 	w.checkSchema(statusJSON)
 	st := v1beta2.SparkApplicationStatus{}
 	require.NoError(w.t, json.Unmarshal(statusJSON, &st))
@@ -235,7 +236,7 @@ func (w *world) checkSchema(status []byte) {
 	crd, err := loadCRD()
 	require.NoError(w.t, err)
 	obj := map[string]any{}
-	require.NoError(w.t, json.Unmarshal(mustJSON(w.t, w.app), &obj))
+	require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, w.app), &obj))
 	st := map[string]any{}
 	require.NoError(w.t, json.Unmarshal(status, &st))
 	obj["status"] = st
@@ -268,7 +269,7 @@ func (w *world) setDriverStatus(st corev1.PodStatus) {
 	w.t.Helper()
 	pod := w.driverPod()
 	obj := map[string]any{}
-	require.NoError(w.t, json.Unmarshal(mustJSON(w.t, st), &obj))
+	require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, st), &obj))
 	pod["status"] = obj
 }
 
@@ -329,11 +330,4 @@ func (w *world) addExecutor(id int, phase corev1.PodPhase) {
 func (w *world) editSpec(edit func(spec *v1beta2.SparkApplicationSpec)) {
 	edit(&w.app.Spec)
 	w.app.Generation++
-}
-
-func mustJSON(t testing.TB, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return b
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -19,7 +20,7 @@ func answeredWorkerReplicas(t *testing.T, w *world) any {
 	require.NoError(t, err)
 	for _, child := range resp.Children {
 		var obj map[string]any
-		require.NoError(t, json.Unmarshal(mustJSON(t, child), &obj))
+		require.NoError(t, json.Unmarshal(coretest.MustJSON(t, child), &obj))
 		if obj["kind"] == "StatefulSet" && obj["metadata"].(map[string]any)["name"] == w.c.Name+"-worker" {
 			return obj["spec"].(map[string]any)["replicas"]
 		}
@@ -65,7 +66,7 @@ func TestAutoscaledWorkersWithoutRecordKeepTheirCount(t *testing.T) {
 	w.scale(4)
 	assert.EqualValues(t, 4, answeredWorkerReplicas(t, w), "adopted: no record at all")
 	delete(sts["spec"].(map[string]any), "replicas")
-	md["annotations"] = map[string]any{metacontroller.LastAppliedAnnotation: string(mustJSON(t, sts))}
+	md["annotations"] = map[string]any{metacontroller.LastAppliedAnnotation: string(coretest.MustJSON(t, sts))}
 	sts["spec"].(map[string]any)["replicas"] = 4
 	assert.EqualValues(t, 4, answeredWorkerReplicas(t, w))
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
 	"github.com/sparkhooks/sparkhooks/internal/event"
 	"github.com/sparkhooks/sparkhooks/internal/goldentest"
@@ -168,9 +169,9 @@ func TestGolden(t *testing.T) {
 					events = story.Events
 				}
 				var obj map[string]any
-				require.NoError(t, json.Unmarshal(mustJSON(t, w.c), &obj))
+				require.NoError(t, json.Unmarshal(coretest.MustJSON(t, w.c), &obj))
 				var status map[string]any
-				require.NoError(t, json.Unmarshal(mustJSON(t, r.Status), &status))
+				require.NoError(t, json.Unmarshal(coretest.MustJSON(t, r.Status), &status))
 				obj["apiVersion"], obj["kind"], obj["status"] = sparkv1.GroupVersion.String(), sparkv1.KindSparkCluster, status
 				require.Empty(t, crdschema.WithoutCELSkipped(crd.Validate(obj)), "the status does not validate against the CRD")
 			}
@@ -190,7 +191,7 @@ func compareGolden(t *testing.T, path string, got []byte) {
 
 func TestCustomizeAsksForTheClusterPods(t *testing.T) {
 	w := newWorld(t, clusterYAML)
-	resp, err := Customize(&metacontroller.CustomizeRequest{Parent: mustJSON(t, w.c)})
+	resp, err := Customize(&metacontroller.CustomizeRequest{Parent: coretest.MustJSON(t, w.c)})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 1)
 	rule := resp.RelatedResources[0]

@@ -3,7 +3,6 @@ package sparkcluster
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -19,28 +19,10 @@ import (
 // answer against an oracle written apart from checkStatefulSetsKept: a 200 answer to a sync of
 // a cluster not being deleted keeps every observed StatefulSet by name.
 func TestNeverDropsAStatefulSet(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(goldenDir, "*", "request.json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	var total, answered int
-	for _, file := range files {
-		body, err := os.ReadFile(file)
-		require.NoError(t, err)
-		for _, m := range clusterMutations() {
-			var req map[string]any
-			require.NoError(t, json.Unmarshal(body, &req))
-			m.apply(req)
-			total++
-			raw := mustJSON(t, req)
-			var sreq metacontroller.SyncRequest
-			require.NoError(t, json.Unmarshal(raw, &sreq))
-			resp, _, err := Sync(&sreq, time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC))
-			if checkStatefulSetsKeptOracle(t, filepath.Base(filepath.Dir(file))+"/"+m.name, raw, resp, err) {
-				answered++
-			}
-		}
-	}
-	t.Logf("%d mutated requests, %d answered 200", total, answered)
+	total, answered := coretest.EachMutated(t, filepath.Join(goldenDir, "*", "request.json"), clusterMutations(), func(label string, raw []byte, req *metacontroller.SyncRequest) bool {
+		resp, _, err := Sync(req, time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC))
+		return checkStatefulSetsKeptOracle(t, label, raw, resp, err)
+	})
 	assert.Greater(t, answered, total/2)
 }
 
@@ -77,7 +59,7 @@ func checkStatefulSetsKeptOracle(t *testing.T, label string, raw []byte, resp *m
 			CurrentStateSummary string `json:"currentStateSummary"`
 		} `json:"currentState"`
 	}
-	require.NoError(t, json.Unmarshal(mustJSON(t, resp.Status), &status))
+	require.NoError(t, json.Unmarshal(coretest.MustJSON(t, resp.Status), &status))
 	suspends := parent.Spec.Suspend == true && status.CurrentState.CurrentStateSummary == "Suspended"
 	kept := map[string]bool{}
 	for _, child := range resp.Children {
@@ -85,7 +67,7 @@ func checkStatefulSetsKeptOracle(t *testing.T, label string, raw []byte, resp *m
 			Kind     string                `json:"kind"`
 			Metadata struct{ Name string } `json:"metadata"`
 		}
-		require.NoError(t, json.Unmarshal(mustJSON(t, child), &obj))
+		require.NoError(t, json.Unmarshal(coretest.MustJSON(t, child), &obj))
 		if obj.Kind == "StatefulSet" {
 			kept[obj.Metadata.Name] = true
 		}
@@ -119,12 +101,7 @@ func observedStatefulSets(t *testing.T, raw []byte) (names []string, deleting bo
 	return names, req.Finalizing && req.Parent.Metadata.DeletionTimestamp != nil
 }
 
-type mutation struct {
-	name  string
-	apply func(map[string]any)
-}
-
-func clusterMutations() []mutation {
+func clusterMutations() []coretest.Mutation {
 	obj := func(m map[string]any, key string) map[string]any {
 		v, _ := m[key].(map[string]any)
 		if v == nil {
@@ -139,41 +116,41 @@ func clusterMutations() []mutation {
 		return obj(obj(spec(r), "clusterTolerations"), "instanceConfig")
 	}
 	sets := func(r map[string]any) map[string]any { return obj(obj(r, "children"), "StatefulSet.apps/v1") }
-	return []mutation{
-		{"unchanged", func(map[string]any) {}},
-		{"status-erased", func(r map[string]any) { delete(parent(r), "status") }},
-		{"spec-removed", func(r map[string]any) { delete(parent(r), "spec") }},
-		{"spec-invalid-bounds", func(r map[string]any) { ic(r)["minWorkers"] = 10 }},
-		{"spec-negative", func(r map[string]any) { ic(r)["initWorkers"] = -1 }},
-		{"spec-does-not-decode", func(r map[string]any) {
+	return []coretest.Mutation{
+		{Name: "unchanged", Apply: func(map[string]any) {}},
+		{Name: "status-erased", Apply: func(r map[string]any) { delete(parent(r), "status") }},
+		{Name: "spec-removed", Apply: func(r map[string]any) { delete(parent(r), "spec") }},
+		{Name: "spec-invalid-bounds", Apply: func(r map[string]any) { ic(r)["minWorkers"] = 10 }},
+		{Name: "spec-negative", Apply: func(r map[string]any) { ic(r)["initWorkers"] = -1 }},
+		{Name: "spec-does-not-decode", Apply: func(r map[string]any) {
 			obj(spec(r), "masterSpec")["statefulSetSpec"] = map[string]any{"replicas": "one"}
 		}},
-		{"spec-version-removed", func(r map[string]any) { obj(spec(r), "runtimeVersions")["sparkVersion"] = "" }},
-		{"name-too-long", func(r map[string]any) {
+		{Name: "spec-version-removed", Apply: func(r map[string]any) { obj(spec(r), "runtimeVersions")["sparkVersion"] = "" }},
+		{Name: "name-too-long", Apply: func(r map[string]any) {
 			obj(parent(r), "metadata")["name"] = "a-cluster-name-that-is-far-too-long-for-statefulsets"
 		}},
-		{"name-changed", func(r map[string]any) { obj(parent(r), "metadata")["name"] = "other" }},
-		{"autoscaled", func(r map[string]any) { ic(r)["maxWorkers"] = 10 }},
-		{"workers-zero", func(r map[string]any) { ic(r)["initWorkers"] = 0; ic(r)["minWorkers"] = 0; ic(r)["maxWorkers"] = 0 }},
-		{"foreign-statefulset", func(r map[string]any) {
+		{Name: "name-changed", Apply: func(r map[string]any) { obj(parent(r), "metadata")["name"] = "other" }},
+		{Name: "autoscaled", Apply: func(r map[string]any) { ic(r)["maxWorkers"] = 10 }},
+		{Name: "workers-zero", Apply: func(r map[string]any) { ic(r)["initWorkers"] = 0; ic(r)["minWorkers"] = 0; ic(r)["maxWorkers"] = 0 }},
+		{Name: "foreign-statefulset", Apply: func(r map[string]any) {
 			sets(r)["legacy"] = map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "legacy"}}
 		}},
-		{"statefulset-null", func(r map[string]any) {
+		{Name: "statefulset-null", Apply: func(r map[string]any) {
 			for n := range sets(r) {
 				sets(r)[n] = nil
 			}
 		}},
-		{"suspended", func(r map[string]any) { spec(r)["suspend"] = true }},
-		{"resumed", func(r map[string]any) { spec(r)["suspend"] = false }},
-		{"suspend-not-a-bool", func(r map[string]any) { spec(r)["suspend"] = "yes" }},
-		{"suspended-invalid", func(r map[string]any) { spec(r)["suspend"] = true; ic(r)["minWorkers"] = 10 }},
-		{"suspended-renamed", func(r map[string]any) { spec(r)["suspend"] = true; obj(parent(r), "metadata")["name"] = "other" }},
-		{"suspended-foreign-statefulset", func(r map[string]any) {
+		{Name: "suspended", Apply: func(r map[string]any) { spec(r)["suspend"] = true }},
+		{Name: "resumed", Apply: func(r map[string]any) { spec(r)["suspend"] = false }},
+		{Name: "suspend-not-a-bool", Apply: func(r map[string]any) { spec(r)["suspend"] = "yes" }},
+		{Name: "suspended-invalid", Apply: func(r map[string]any) { spec(r)["suspend"] = true; ic(r)["minWorkers"] = 10 }},
+		{Name: "suspended-renamed", Apply: func(r map[string]any) { spec(r)["suspend"] = true; obj(parent(r), "metadata")["name"] = "other" }},
+		{Name: "suspended-foreign-statefulset", Apply: func(r map[string]any) {
 			spec(r)["suspend"] = true
 			sets(r)["legacy"] = map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "legacy"}}
 		}},
-		{"finalizing", func(r map[string]any) { r["finalizing"] = true }},
-		{"being-deleted", func(r map[string]any) { obj(parent(r), "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" }},
+		{Name: "finalizing", Apply: func(r map[string]any) { r["finalizing"] = true }},
+		{Name: "being-deleted", Apply: func(r map[string]any) { obj(parent(r), "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" }},
 	}
 }
 

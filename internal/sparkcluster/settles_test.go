@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/goldentest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -17,7 +18,7 @@ func TestGoldenAnswersSettle(t *testing.T) {
 			continue
 		}
 		w := c.setup(t)
-		settles.Check(c.name, mustJSON(t, w.request(false)), func(b []byte) ([]byte, error) {
+		settles.Check(c.name, coretest.MustJSON(t, w.request(false)), func(b []byte) ([]byte, error) {
 			var req metacontroller.SyncRequest
 			if err := json.Unmarshal(b, &req); err != nil {
 				return nil, err

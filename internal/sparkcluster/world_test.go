@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -77,12 +78,12 @@ func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
 	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
 		Related: metacontroller.ChildMap{keyPod: {}}}
 	for n, pod := range w.pods {
-		req.Related[keyPod][n] = mustJSON(w.t, pod)
+		req.Related[keyPod][n] = coretest.MustJSON(w.t, pod)
 	}
 	for key, objs := range w.children {
 		req.Children[key] = map[string]json.RawMessage{}
 		for n, obj := range objs {
-			req.Children[key][n] = mustJSON(w.t, obj)
+			req.Children[key][n] = coretest.MustJSON(w.t, obj)
 		}
 	}
 	return req
@@ -94,10 +95,10 @@ func (w *world) sync() error {
 	if err != nil {
 		return err
 	}
-	require.NoError(w.t, json.Unmarshal(mustJSON(w.t, resp.Status), &w.c.Status))
+	require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, resp.Status), &w.c.Status))
 	desired := map[string]bool{}
 	for _, child := range resp.Children {
-		answered := mustJSON(w.t, child)
+		answered := coretest.MustJSON(w.t, child)
 		var obj map[string]any
 		require.NoError(w.t, json.Unmarshal(answered, &obj))
 		key := metacontroller.Key(obj["kind"].(string), obj["apiVersion"].(string))
@@ -141,9 +142,9 @@ func (w *world) sync() error {
 func (w *world) settle() {
 	w.t.Helper()
 	for range 5 {
-		before := string(mustJSON(w.t, w.c.Status))
+		before := string(coretest.MustJSON(w.t, w.c.Status))
 		require.NoError(w.t, w.sync())
-		if before == string(mustJSON(w.t, w.c.Status)) {
+		if before == string(coretest.MustJSON(w.t, w.c.Status)) {
 			return
 		}
 	}
@@ -161,13 +162,6 @@ func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
 func (w *world) edit(f func(*sparkv1.ClusterSpec)) {
 	f(&w.c.Spec)
 	w.c.Generation++
-}
-
-func mustJSON(t testing.TB, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return b
 }
 
 // pod adds one of the cluster's Pods with the given status.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkSparkConnectSync(b *testing.B) {
 			w.addExecutors(phases...)
 			name = fmt.Sprintf("ready-executors=%d", n)
 		}
-		body := mustJSON(b, w.request())
+		body := coretest.MustJSON(b, w.request())
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()

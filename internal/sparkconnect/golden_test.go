@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/crdschema"
 	"github.com/sparkhooks/sparkhooks/internal/event"
 	"github.com/sparkhooks/sparkhooks/internal/goldentest"
@@ -202,7 +203,7 @@ func TestGolden(t *testing.T) {
 			var req, resp any
 			switch hook {
 			case "customize":
-				creq := &metacontroller.CustomizeRequest{Parent: mustJSON(t, w.sc)}
+				creq := &metacontroller.CustomizeRequest{Parent: coretest.MustJSON(t, w.sc)}
 				req = creq
 				r, err := Customize(creq)
 				require.NoError(t, err)
@@ -243,9 +244,9 @@ func TestGolden(t *testing.T) {
 func checkStatusSchema(t *testing.T, crd *crdschema.Validator, sc *v1alpha1.SparkConnect, resp *metacontroller.SyncResponse) {
 	t.Helper()
 	var obj map[string]any
-	require.NoError(t, json.Unmarshal(mustJSON(t, sc), &obj))
+	require.NoError(t, json.Unmarshal(coretest.MustJSON(t, sc), &obj))
 	var status map[string]any
-	require.NoError(t, json.Unmarshal(mustJSON(t, resp.Status), &status))
+	require.NoError(t, json.Unmarshal(coretest.MustJSON(t, resp.Status), &status))
 	obj["apiVersion"], obj["kind"], obj["status"] = v1alpha1.GroupVersion.String(), v1alpha1.KindSparkConnect, status
 	require.Empty(t, crdschema.WithoutCELSkipped(crd.Validate(obj)), "the status does not validate against the CRD")
 }

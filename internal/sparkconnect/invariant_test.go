@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -25,29 +25,10 @@ import (
 // server Pod by name, unless the Pod runs the submission the status names and the spec is no
 // longer the one that submission was made from (a restart).
 func TestNeverDropsALiveServer(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(goldenDir, "sync", "*", "request.json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	var total, answered int
-	for _, file := range files {
-		body, err := os.ReadFile(file)
-		require.NoError(t, err)
-		for _, m := range mutations() {
-			var req map[string]any
-			require.NoError(t, json.Unmarshal(body, &req))
-			m.apply(req)
-			total++
-			raw, err := json.Marshal(req)
-			require.NoError(t, err)
-			var sreq metacontroller.SyncRequest
-			require.NoError(t, json.Unmarshal(raw, &sreq))
-			resp, _, err := Sync(&sreq, time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC), Config{})
-			if checkServersKeptOracle(t, filepath.Base(filepath.Dir(file))+"/"+m.name, raw, resp, err) {
-				answered++
-			}
-		}
-	}
-	t.Logf("%d mutated requests, %d answered 200", total, answered)
+	total, answered := coretest.EachMutated(t, filepath.Join(goldenDir, "sync", "*", "request.json"), mutations(), func(label string, raw []byte, req *metacontroller.SyncRequest) bool {
+		resp, _, err := Sync(req, time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC), Config{})
+		return checkServersKeptOracle(t, label, raw, resp, err)
+	})
 	assert.Greater(t, answered, total/2)
 }
 
@@ -68,7 +49,7 @@ func checkServersKeptOracle(t *testing.T, label string, raw []byte, resp *metaco
 			Kind     string                `json:"kind"`
 			Metadata struct{ Name string } `json:"metadata"`
 		}
-		require.NoError(t, json.Unmarshal(mustJSON(t, child), &obj))
+		require.NoError(t, json.Unmarshal(coretest.MustJSON(t, child), &obj))
 		if obj.Kind == "Pod" {
 			kept[obj.Metadata.Name] = true
 		}
@@ -177,12 +158,7 @@ func liveServers(t *testing.T, raw []byte) map[string]bool {
 	return out
 }
 
-type mutation struct {
-	name  string
-	apply func(req map[string]any)
-}
-
-func mutations() []mutation {
+func mutations() []coretest.Mutation {
 	obj := func(m map[string]any, key string) map[string]any {
 		v, _ := m[key].(map[string]any)
 		if v == nil {
@@ -205,40 +181,40 @@ func mutations() []mutation {
 		}
 	}
 	labels := func(pod map[string]any) map[string]any { return obj(obj(pod, "metadata"), "labels") }
-	ms := []mutation{
-		{"unchanged", func(map[string]any) {}},
-		{"status-erased", func(r map[string]any) { delete(parent(r), "status") }},
-		{"status-submission-other", func(r map[string]any) { status(r)["submissionID"] = "00000000-0000-5000-8000-000000000000" }},
-		{"status-submission-removed", func(r map[string]any) { delete(status(r), "submissionID") }},
-		{"status-hash-other", func(r map[string]any) { status(r)["submittedSpecHash"] = "0000000000000000" }},
-		{"status-state-failed", func(r map[string]any) { status(r)["state"] = "Failed" }},
-		{"spec-image-edited", func(r map[string]any) { spec(r)["image"] = "apache/spark:9.9.9" }},
-		{"spec-invalid", func(r map[string]any) { obj(spec(r), "server")["memory"] = "lots" }},
-		{"spec-does-not-decode", func(r map[string]any) {
+	ms := []coretest.Mutation{
+		{Name: "unchanged", Apply: func(map[string]any) {}},
+		{Name: "status-erased", Apply: func(r map[string]any) { delete(parent(r), "status") }},
+		{Name: "status-submission-other", Apply: func(r map[string]any) { status(r)["submissionID"] = "00000000-0000-5000-8000-000000000000" }},
+		{Name: "status-submission-removed", Apply: func(r map[string]any) { delete(status(r), "submissionID") }},
+		{Name: "status-hash-other", Apply: func(r map[string]any) { status(r)["submittedSpecHash"] = "0000000000000000" }},
+		{Name: "status-state-failed", Apply: func(r map[string]any) { status(r)["state"] = "Failed" }},
+		{Name: "spec-image-edited", Apply: func(r map[string]any) { spec(r)["image"] = "apache/spark:9.9.9" }},
+		{Name: "spec-invalid", Apply: func(r map[string]any) { obj(spec(r), "server")["memory"] = "lots" }},
+		{Name: "spec-does-not-decode", Apply: func(r map[string]any) {
 			obj(spec(r), "server")["template"] = map[string]any{"spec": map[string]any{"containers": "x"}}
 		}},
-		{"spec-removed", func(r map[string]any) { delete(parent(r), "spec") }},
-		{"uid-other", func(r map[string]any) { obj(parent(r), "metadata")["uid"] = "another-uid" }},
-		{"pod-submission-label-removed", eachPod(func(pod map[string]any) { delete(labels(pod), driver.LabelSubmissionID) })},
-		{"pod-submission-label-other", eachPod(func(pod map[string]any) { labels(pod)[driver.LabelSubmissionID] = "other" })},
-		{"pod-role-executor", eachPod(func(pod map[string]any) { labels(pod)[driver.LabelSparkRole] = driver.RoleExecutor })},
-		{"pod-running-ready", eachPod(func(pod map[string]any) {
+		{Name: "spec-removed", Apply: func(r map[string]any) { delete(parent(r), "spec") }},
+		{Name: "uid-other", Apply: func(r map[string]any) { obj(parent(r), "metadata")["uid"] = "another-uid" }},
+		{Name: "pod-submission-label-removed", Apply: eachPod(func(pod map[string]any) { delete(labels(pod), driver.LabelSubmissionID) })},
+		{Name: "pod-submission-label-other", Apply: eachPod(func(pod map[string]any) { labels(pod)[driver.LabelSubmissionID] = "other" })},
+		{Name: "pod-role-executor", Apply: eachPod(func(pod map[string]any) { labels(pod)[driver.LabelSparkRole] = driver.RoleExecutor })},
+		{Name: "pod-running-ready", Apply: eachPod(func(pod map[string]any) {
 			pod["status"] = map[string]any{"phase": "Running", "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		})},
-		{"pod-failed", eachPod(func(pod map[string]any) { pod["status"] = map[string]any{"phase": "Failed"} })},
-		{"pod-being-deleted", eachPod(func(pod map[string]any) { obj(pod, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
-		{"pod-null", func(r map[string]any) {
+		{Name: "pod-failed", Apply: eachPod(func(pod map[string]any) { pod["status"] = map[string]any{"phase": "Failed"} })},
+		{Name: "pod-being-deleted", Apply: eachPod(func(pod map[string]any) { obj(pod, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
+		{Name: "pod-null", Apply: func(r map[string]any) {
 			for name := range pods(r) {
 				pods(r)[name] = nil
 			}
 		}},
-		{"second-live-pod", func(r map[string]any) {
+		{Name: "second-live-pod", Apply: func(r map[string]any) {
 			pods(r)["intruder"] = map[string]any{"apiVersion": "v1", "kind": "Pod",
 				"metadata": map[string]any{"name": "intruder", "labels": map[string]any{driver.LabelSubmissionID: "x"}},
 				"status":   map[string]any{"phase": "Running"}}
 		}},
-		{"configmaps-gone", func(r map[string]any) { delete(obj(r, "children"), "ConfigMap.v1") }},
-		{"finalizing", func(r map[string]any) { r["finalizing"] = true }},
+		{Name: "configmaps-gone", Apply: func(r map[string]any) { delete(obj(r, "children"), "ConfigMap.v1") }},
+		{Name: "finalizing", Apply: func(r map[string]any) { r["finalizing"] = true }},
 	}
 	workloads := func(r map[string]any) map[string]any {
 		return obj(obj(r, "children"), "Workload.kueue.x-k8s.io/v1beta2")
@@ -265,21 +241,21 @@ func mutations() []mutation {
 		})
 	}
 	ms = append(ms,
-		mutation{"workload-removed", func(r map[string]any) { clear(workloads(r)) }},
-		mutation{"workload-evicted", setCond("Evicted", "True")},
-		mutation{"workload-finished", setCond("Finished", "True")},
-		mutation{"workload-admitted", setCond("Admitted", "True")},
-		mutation{"workload-not-admitted", setCond("Admitted", "False")},
-		mutation{"workload-no-admission", eachWorkload(func(wl map[string]any) { delete(obj(wl, "status"), "admission") })},
-		mutation{"workload-deleting", eachWorkload(func(wl map[string]any) { obj(wl, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
-		mutation{"workload-queue-other", eachWorkload(func(wl map[string]any) { obj(wl, "spec")["queueName"] = "other" })},
-		mutation{"kueue-disabled", func(r map[string]any) { delete(obj(r, "children"), "Workload.kueue.x-k8s.io/v1beta2") }},
-		mutation{"kueue-enabled", func(r map[string]any) {
+		coretest.Mutation{Name: "workload-removed", Apply: func(r map[string]any) { clear(workloads(r)) }},
+		coretest.Mutation{Name: "workload-evicted", Apply: setCond("Evicted", "True")},
+		coretest.Mutation{Name: "workload-finished", Apply: setCond("Finished", "True")},
+		coretest.Mutation{Name: "workload-admitted", Apply: setCond("Admitted", "True")},
+		coretest.Mutation{Name: "workload-not-admitted", Apply: setCond("Admitted", "False")},
+		coretest.Mutation{Name: "workload-no-admission", Apply: eachWorkload(func(wl map[string]any) { delete(obj(wl, "status"), "admission") })},
+		coretest.Mutation{Name: "workload-deleting", Apply: eachWorkload(func(wl map[string]any) { obj(wl, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
+		coretest.Mutation{Name: "workload-queue-other", Apply: eachWorkload(func(wl map[string]any) { obj(wl, "spec")["queueName"] = "other" })},
+		coretest.Mutation{Name: "kueue-disabled", Apply: func(r map[string]any) { delete(obj(r, "children"), "Workload.kueue.x-k8s.io/v1beta2") }},
+		coretest.Mutation{Name: "kueue-enabled", Apply: func(r map[string]any) {
 			workloads(r)
 			obj(obj(parent(r), "metadata"), "labels")["kueue.x-k8s.io/queue-name"] = "notebooks"
 		}},
-		mutation{"queue-label-removed", func(r map[string]any) { delete(obj(obj(parent(r), "metadata"), "labels"), "kueue.x-k8s.io/queue-name") }},
-		mutation{"flavors-gone", func(r map[string]any) { delete(obj(r, "related"), "ResourceFlavor.kueue.x-k8s.io/v1beta2") }},
+		coretest.Mutation{Name: "queue-label-removed", Apply: func(r map[string]any) { delete(obj(obj(parent(r), "metadata"), "labels"), "kueue.x-k8s.io/queue-name") }},
+		coretest.Mutation{Name: "flavors-gone", Apply: func(r map[string]any) { delete(obj(r, "related"), "ResourceFlavor.kueue.x-k8s.io/v1beta2") }},
 	)
 	return ms
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -156,7 +157,7 @@ func TestKueueWorkloadDeletedUnderARunningServer(t *testing.T) {
 func TestKueueCustomize(t *testing.T) {
 	controller := json.RawMessage(`{"spec":{"childResources":[{"apiVersion":"kueue.x-k8s.io/v1beta2","resource":"workloads"}]}}`)
 	w := newWorld(t, queuedConnectYAML)
-	resp, err := Customize(&metacontroller.CustomizeRequest{Controller: controller, Parent: mustJSON(t, w.sc)})
+	resp, err := Customize(&metacontroller.CustomizeRequest{Controller: controller, Parent: coretest.MustJSON(t, w.sc)})
 	require.NoError(t, err)
 	assert.Len(t, resp.RelatedResources, 3)
 }

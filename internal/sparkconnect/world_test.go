@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
@@ -73,16 +74,16 @@ func (w *world) request() *metacontroller.SyncRequest {
 	for key, objs := range w.children {
 		req.Children[key] = map[string]json.RawMessage{}
 		for name, obj := range objs {
-			req.Children[key][name] = mustJSON(w.t, obj)
+			req.Children[key][name] = coretest.MustJSON(w.t, obj)
 		}
 	}
 	for name, obj := range w.execs {
-		req.Related[keyPod][name] = mustJSON(w.t, obj)
+		req.Related[keyPod][name] = coretest.MustJSON(w.t, obj)
 	}
 	for key, objs := range w.related {
 		req.Related[key] = map[string]json.RawMessage{}
 		for name, obj := range objs {
-			req.Related[key][name] = mustJSON(w.t, obj)
+			req.Related[key][name] = coretest.MustJSON(w.t, obj)
 		}
 	}
 	return req
@@ -97,12 +98,12 @@ func (w *world) sync() error {
 		return err
 	}
 	var status v1alpha1.SparkConnectStatus
-	require.NoError(w.t, json.Unmarshal(mustJSON(w.t, resp.Status), &status))
+	require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, resp.Status), &status))
 	w.sc.Status = status
 	desired := map[string]map[string]map[string]any{}
 	for _, child := range resp.Children {
 		var obj map[string]any
-		answered := mustJSON(w.t, child)
+		answered := coretest.MustJSON(w.t, child)
 		require.NoError(w.t, json.Unmarshal(answered, &obj))
 		key := metacontroller.Key(obj["kind"].(string), obj["apiVersion"].(string))
 		name := obj["metadata"].(map[string]any)["name"].(string)
@@ -141,10 +142,10 @@ func (w *world) sync() error {
 func (w *world) settle() {
 	w.t.Helper()
 	for range 10 {
-		before := mustJSON(w.t, w.children)
-		beforeStatus := mustJSON(w.t, w.sc.Status)
+		before := coretest.MustJSON(w.t, w.children)
+		beforeStatus := coretest.MustJSON(w.t, w.sc.Status)
 		require.NoError(w.t, w.sync())
-		if string(before) == string(mustJSON(w.t, w.children)) && string(beforeStatus) == string(mustJSON(w.t, w.sc.Status)) {
+		if string(before) == string(coretest.MustJSON(w.t, w.children)) && string(beforeStatus) == string(coretest.MustJSON(w.t, w.sc.Status)) {
 			return
 		}
 	}
@@ -190,10 +191,3 @@ func (w *world) editSpec(edit func(*v1alpha1.SparkConnectSpec)) {
 }
 
 func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
-
-func mustJSON(t testing.TB, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return b
-}

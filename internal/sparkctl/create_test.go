@@ -24,6 +24,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 )
@@ -301,8 +302,8 @@ func TestCreateFromScheduledIsARunTheHookKeeps(t *testing.T) {
 		child := run.DeepCopy()
 		require.NoError(t, unstructured.SetNestedField(child.Object, string(state), "status", "applicationState", "state"))
 		req := &metacontroller.SyncRequest{
-			Parent:   mustJSON(t, parent),
-			Children: metacontroller.ChildMap{schedule.ChildKey: {runName: mustJSON(t, child.Object)}},
+			Parent:   coretest.MustJSON(t, parent),
+			Children: metacontroller.ChildMap{schedule.ChildKey: {runName: coretest.MustJSON(t, child.Object)}},
 		}
 		resp, _, err := schedule.Sync(req, now.Add(time.Minute), schedule.Config{})
 		require.NoError(t, err)
@@ -312,7 +313,7 @@ func TestCreateFromScheduledIsARunTheHookKeeps(t *testing.T) {
 		var out []string
 		for _, c := range resp.Children {
 			var obj struct{ Metadata struct{ Name string } }
-			require.NoError(t, json.Unmarshal(mustJSON(t, c), &obj))
+			require.NoError(t, json.Unmarshal(coretest.MustJSON(t, c), &obj))
 			out = append(out, obj.Metadata.Name)
 		}
 		return out
@@ -335,13 +336,6 @@ func TestCreateFromScheduledIsARunTheHookKeeps(t *testing.T) {
 	_, errOut, code = f.run("create", "--from", "weekly", "-n", "jobs")
 	assert.Equal(t, ExitError, code)
 	assert.Equal(t, "error: ScheduledSparkApplication \"weekly\" not found in namespace \"jobs\"\n", errOut)
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	data, err := json.Marshal(v)
-	require.NoError(t, err)
-	return data
 }
 
 func TestCreateFollow(t *testing.T) {
