@@ -31,9 +31,9 @@ type world struct {
 	cfg      Config
 	now      time.Time
 	app      *v1beta2.SparkApplication
-	children map[string]map[string]map[string]any // key → name → object
-	execs    map[string]map[string]any            // related executor Pods
-	related  map[string]map[string]map[string]any // other related objects: key → name → object
+	children coretest.Objects          // key → name → object
+	execs    map[string]map[string]any // related executor Pods
+	related  coretest.Objects          // other related objects: key → name → object
 	// controller is the CompositeController the requests carry, none by default.
 	controller json.RawMessage
 	uids       int
@@ -90,23 +90,8 @@ func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
 		w.specEdit(obj["spec"].(map[string]any))
 		parent = coretest.MustJSON(w.t, obj)
 	}
-	req := &metacontroller.SyncRequest{Controller: w.controller, Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
-		Related: metacontroller.ChildMap{keyPod: {}}}
-	for key, objs := range w.children {
-		req.Children[key] = map[string]json.RawMessage{}
-		for name, obj := range objs {
-			req.Children[key][name] = coretest.MustJSON(w.t, obj)
-		}
-	}
-	for name, obj := range w.execs {
-		req.Related[keyPod][name] = coretest.MustJSON(w.t, obj)
-	}
-	for key, objs := range w.related {
-		req.Related[key] = map[string]json.RawMessage{}
-		for name, obj := range objs {
-			req.Related[key][name] = coretest.MustJSON(w.t, obj)
-		}
-	}
+	req := coretest.Request(w.t, parent, w.children, coretest.Objects{keyPod: w.execs}, w.related)
+	req.Controller, req.Finalizing = w.controller, finalizing
 	return req
 }
 
@@ -148,18 +133,14 @@ func (w *world) snapshot() string {
 
 func (w *world) apply(resp *metacontroller.SyncResponse) {
 	w.t.Helper()
-	desired := map[string]map[string]map[string]any{}
-	for _, child := range resp.Children {
-		obj := map[string]any{}
-		require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, child), &obj))
-		key := metacontroller.Key(obj["kind"].(string), obj["apiVersion"].(string))
-		name := obj["metadata"].(map[string]any)["name"].(string)
-		require.Contains(w.t, w.children, key, "child of an undeclared type %s", key)
-		if desired[key] == nil {
-			desired[key] = map[string]map[string]any{}
+	desired := map[string]map[string]coretest.Child{}
+	for _, c := range coretest.Children(w.t, resp) {
+		require.Contains(w.t, w.children, c.Key, "child of an undeclared type %s", c.Key)
+		if desired[c.Key] == nil {
+			desired[c.Key] = map[string]coretest.Child{}
 		}
-		require.NotContains(w.t, desired[key], name, "child %s/%s returned twice", key, name)
-		desired[key][name] = obj
+		require.NotContains(w.t, desired[c.Key], c.Name, "child %s/%s returned twice", c.Key, c.Name)
+		desired[c.Key][c.Name] = c
 	}
 	for key, objs := range w.children {
 		for name := range objs {
@@ -172,24 +153,22 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 	for _, key := range sortedNames(desired) {
 		objs := desired[key]
 		for _, name := range sortedNames(objs) {
-			obj := objs[name]
-			answered := string(coretest.MustJSON(w.t, obj))
+			c := objs[name]
+			// This world records the answer re-encoded from its decoded form (keys sorted), as
+			// Metacontroller does; its goldens and scenarios hold that form.
+			c.Answered = string(coretest.MustJSON(w.t, c.Obj))
 			if existing, exists := w.children[key][name]; exists {
 				// Metacontroller writes a child whose answer differs from the one it recorded
 				// (InPlace kinds); OnDelete kinds are left alone, but their drift is counted too.
 				md := existing["metadata"].(map[string]any)
 				ann, _ := md["annotations"].(map[string]any)
-				if ann[metacontroller.LastAppliedAnnotation] == answered {
+				if ann[metacontroller.LastAppliedAnnotation] == c.Answered {
 					continue
 				}
 				if key == keyService || key == keyIngress {
 					w.updated = append(w.updated, key+"/"+name)
-					if ann == nil {
-						ann = map[string]any{}
-						md["annotations"] = ann
-					}
-					ann[metacontroller.LastAppliedAnnotation] = answered
-					existing["spec"] = obj["spec"]
+					coretest.SetLastApplied(md, c.Answered)
+					existing["spec"] = c.Obj["spec"]
 				} else {
 					w.drifted = append(w.drifted, key+"/"+name)
 				}
@@ -199,25 +178,17 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 				continue
 			}
 			w.uids++
-			md := obj["metadata"].(map[string]any)
-			ann, _ := md["annotations"].(map[string]any)
-			if ann == nil {
-				ann = map[string]any{}
-				md["annotations"] = ann
-			}
-			ann[metacontroller.LastAppliedAnnotation] = answered
-			md["uid"] = fmt.Sprintf("child-%d", w.uids)
-			md["creationTimestamp"] = w.now.Format(time.RFC3339)
+			coretest.CreatedAt(c, w.uids, w.now)
 			if key == keyPod {
-				obj["status"] = map[string]any{"phase": "Pending"}
+				c.Obj["status"] = map[string]any{"phase": "Pending"}
 			}
 			if key == keyService {
-				spec := obj["spec"].(map[string]any)
+				spec := c.Obj["spec"].(map[string]any)
 				if spec["clusterIP"] == nil {
 					spec["clusterIP"] = fmt.Sprintf("10.0.0.%d", w.uids)
 				}
 			}
-			w.children[key][name] = obj
+			w.children[key][name] = c.Obj
 			w.created = append(w.created, key+"/"+name)
 		}
 	}

@@ -51,7 +51,7 @@ type world struct {
 	t        testing.TB
 	now      time.Time
 	c        *sparkv1.SparkCluster
-	children map[string]map[string]map[string]any
+	children coretest.Objects
 	pods     map[string]map[string]any // the cluster's Pods, sent as related objects
 	uids     int
 	// deletingStatefulSets: an undesired StatefulSet stays observed, being deleted (its Pods
@@ -65,7 +65,7 @@ func newWorld(t testing.TB, doc string) *world {
 	require.NoError(t, yaml.UnmarshalStrict([]byte(doc), c))
 	c.Namespace, c.UID, c.Generation = "spark", "3c1a0000-0000-4000-8000-0000000000a1", 1
 	c.CreationTimestamp = metav1.NewTime(worldStart)
-	w := &world{t: t, now: worldStart, c: c, children: map[string]map[string]map[string]any{}, pods: map[string]map[string]any{}}
+	w := &world{t: t, now: worldStart, c: c, children: coretest.Objects{}, pods: map[string]map[string]any{}}
 	for _, key := range childKeys {
 		w.children[key] = map[string]map[string]any{}
 	}
@@ -73,19 +73,8 @@ func newWorld(t testing.TB, doc string) *world {
 }
 
 func (w *world) request(finalizing bool) *metacontroller.SyncRequest {
-	parent, err := json.Marshal(w.c)
-	require.NoError(w.t, err)
-	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}, Finalizing: finalizing,
-		Related: metacontroller.ChildMap{keyPod: {}}}
-	for n, pod := range w.pods {
-		req.Related[keyPod][n] = coretest.MustJSON(w.t, pod)
-	}
-	for key, objs := range w.children {
-		req.Children[key] = map[string]json.RawMessage{}
-		for n, obj := range objs {
-			req.Children[key][n] = coretest.MustJSON(w.t, obj)
-		}
-	}
+	req := coretest.Request(w.t, coretest.MustJSON(w.t, w.c), w.children, coretest.Objects{keyPod: w.pods})
+	req.Finalizing = finalizing
 	return req
 }
 
@@ -97,32 +86,22 @@ func (w *world) sync() error {
 	}
 	require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, resp.Status), &w.c.Status))
 	desired := map[string]bool{}
-	for _, child := range resp.Children {
-		answered := coretest.MustJSON(w.t, child)
-		var obj map[string]any
-		require.NoError(w.t, json.Unmarshal(answered, &obj))
-		key := metacontroller.Key(obj["kind"].(string), obj["apiVersion"].(string))
-		md := obj["metadata"].(map[string]any)
-		n := md["name"].(string)
-		desired[key+"/"+n] = true
+	for _, c := range coretest.Children(w.t, resp) {
+		desired[c.Key+"/"+c.Name] = true
 		// Metacontroller writes the answer over what runs (its apply takes every answered
 		// field); the status and identity stay the observed ones.
-		if prev, ok := w.children[key][n]; ok {
+		if prev, ok := w.children[c.Key][c.Name]; ok {
+			md := c.Obj["metadata"].(map[string]any)
 			md["uid"] = prev["metadata"].(map[string]any)["uid"]
 			if st, ok := prev["status"]; ok {
-				obj["status"] = st
+				c.Obj["status"] = st
 			}
+			coretest.SetLastApplied(md, c.Answered)
 		} else {
 			w.uids++
-			md["uid"] = fmt.Sprintf("child-%d", w.uids)
+			coretest.Created(c, w.uids)
 		}
-		ann, _ := md["annotations"].(map[string]any)
-		if ann == nil {
-			ann = map[string]any{}
-			md["annotations"] = ann
-		}
-		ann[metacontroller.LastAppliedAnnotation] = string(answered)
-		w.children[key][n] = obj
+		w.children[c.Key][c.Name] = c.Obj
 	}
 	for key, objs := range w.children {
 		for n, obj := range objs {

@@ -45,9 +45,9 @@ type world struct {
 	cfg      Config
 	now      time.Time
 	sc       *v1alpha1.SparkConnect
-	children map[string]map[string]map[string]any
+	children coretest.Objects
 	execs    map[string]map[string]any
-	related  map[string]map[string]map[string]any // other related objects: key → name → object
+	related  coretest.Objects // other related objects: key → name → object
 	last     *metacontroller.SyncResponse
 	lastErr  error
 	uids     int
@@ -68,28 +68,11 @@ func newWorld(t testing.TB, doc string) *world {
 }
 
 func (w *world) request() *metacontroller.SyncRequest {
-	parent, err := json.Marshal(w.sc)
-	require.NoError(w.t, err)
-	req := &metacontroller.SyncRequest{Parent: parent, Children: metacontroller.ChildMap{}, Related: metacontroller.ChildMap{keyPod: {}}}
-	for key, objs := range w.children {
-		req.Children[key] = map[string]json.RawMessage{}
-		for name, obj := range objs {
-			req.Children[key][name] = coretest.MustJSON(w.t, obj)
-		}
-	}
-	for name, obj := range w.execs {
-		req.Related[keyPod][name] = coretest.MustJSON(w.t, obj)
-	}
-	for key, objs := range w.related {
-		req.Related[key] = map[string]json.RawMessage{}
-		for name, obj := range objs {
-			req.Related[key][name] = coretest.MustJSON(w.t, obj)
-		}
-	}
-	return req
+	return coretest.Request(w.t, coretest.MustJSON(w.t, w.sc), w.children, coretest.Objects{keyPod: w.execs}, w.related)
 }
 
-// sync runs the hook once and applies its answer.
+// sync runs the hook once and applies its answer: children it leaves out go, new ones are
+// created Pending, existing ones are kept as observed.
 func (w *world) sync() error {
 	w.t.Helper()
 	resp, _, err := Sync(w.request(), w.now, w.cfg)
@@ -100,37 +83,21 @@ func (w *world) sync() error {
 	var status v1alpha1.SparkConnectStatus
 	require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, resp.Status), &status))
 	w.sc.Status = status
-	desired := map[string]map[string]map[string]any{}
-	for _, child := range resp.Children {
-		var obj map[string]any
-		answered := coretest.MustJSON(w.t, child)
-		require.NoError(w.t, json.Unmarshal(answered, &obj))
-		key := metacontroller.Key(obj["kind"].(string), obj["apiVersion"].(string))
-		name := obj["metadata"].(map[string]any)["name"].(string)
-		if desired[key] == nil {
-			desired[key] = map[string]map[string]any{}
-		}
-		desired[key][name] = obj
-		if _, ok := w.children[key][name]; !ok {
+	desired := map[string]bool{}
+	for _, c := range coretest.Children(w.t, resp) {
+		desired[c.Key+"/"+c.Name] = true
+		if _, ok := w.children[c.Key][c.Name]; !ok {
 			w.uids++
-			md := obj["metadata"].(map[string]any)
-			md["uid"] = fmt.Sprintf("child-%d", w.uids)
-			md["creationTimestamp"] = w.now.Format(time.RFC3339)
-			ann, _ := md["annotations"].(map[string]any)
-			if ann == nil {
-				ann = map[string]any{}
-				md["annotations"] = ann
+			coretest.CreatedAt(c, w.uids, w.now)
+			if c.Key == keyPod {
+				c.Obj["status"] = map[string]any{"phase": "Pending"}
 			}
-			ann[metacontroller.LastAppliedAnnotation] = string(answered)
-			if key == keyPod {
-				obj["status"] = map[string]any{"phase": "Pending"}
-			}
-			w.children[key][name] = obj
+			w.children[c.Key][c.Name] = c.Obj
 		}
 	}
 	for key, objs := range w.children {
 		for name := range objs {
-			if desired[key][name] == nil {
+			if !desired[key+"/"+name] {
 				delete(objs, name)
 			}
 		}
