@@ -2,6 +2,7 @@ package coretest
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,4 +46,41 @@ func EachMutated(t *testing.T, glob string, mutations []Mutation, judge func(lab
 	}
 	t.Logf("%d mutated requests, %d answered 200", total, answered)
 	return total, answered
+}
+
+// Answered reports whether a hook answered 200 (err is nil), and fails the test when err is a
+// fault: a hook may only refuse (409) or reject the request (400).
+func Answered(t testing.TB, label string, err error) bool {
+	t.Helper()
+	if err == nil {
+		return true
+	}
+	var refusal *metacontroller.Refusal
+	var bad *metacontroller.RequestError
+	if !errors.As(err, &refusal) && !errors.As(err, &bad) {
+		t.Fatalf("%s: a fault (5xx) where only a 400 or a 409 may be: %v", label, err)
+	}
+	return false
+}
+
+// FuzzRequests seeds f with an empty and a null request and every request file matching glob
+// (after the seeds the caller added), and hands judge every fuzzed body that decodes as a sync
+// request, with the request decoded.
+func FuzzRequests(f *testing.F, glob string, judge func(t *testing.T, body []byte, req *metacontroller.SyncRequest)) {
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"parent":null,"children":null}`))
+	files, err := filepath.Glob(glob)
+	require.NoError(f, err)
+	for _, file := range files {
+		body, err := os.ReadFile(file)
+		require.NoError(f, err)
+		f.Add(body)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req metacontroller.SyncRequest
+		if json.Unmarshal(body, &req) != nil {
+			return
+		}
+		judge(t, body, &req)
+	})
 }

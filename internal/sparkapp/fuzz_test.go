@@ -1,12 +1,9 @@
 package sparkapp
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/coretest"
@@ -25,25 +22,11 @@ func FuzzSync(f *testing.F) {
 	w.addExecutors(3, corev1.PodRunning)
 	f.Add(coretest.MustJSON(f, w.request(false)))
 	f.Add([]byte(`{"parent":{"kind":"SparkApplication","metadata":{"name":"a","uid":"u"},"status":{"applicationState":{"state":"RUNNING"},"submissionID":"s"}},"children":{"Pod.v1":{"a-driver":{"metadata":{"name":"a-driver","labels":{"spark-role":"driver","sparkoperator.k8s.io/submission-id":"x"}},"status":{"phase":"Running"}}}}}`))
-	f.Add([]byte(`{}`))
-	f.Add([]byte(`{"parent":null,"children":null}`))
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "sync", "*", "request.json"))
-	require.NoError(f, err)
-	for _, file := range files {
-		body, err := os.ReadFile(file)
-		require.NoError(f, err)
-		f.Add(body)
-	}
 	cfg := DefaultConfig()
-
-	f.Fuzz(func(t *testing.T, body []byte) {
-		var req metacontroller.SyncRequest
-		if json.Unmarshal(body, &req) != nil {
-			return
-		}
+	coretest.FuzzRequests(f, filepath.Join("..", "..", "testdata", "sync", "*", "request.json"), func(t *testing.T, body []byte, req *metacontroller.SyncRequest) {
 		// Sync edits the request's child maps (null entries dropped): judge the answer against
 		// the body as sent.
-		resp, _, err := Sync(&req, worldStart, cfg)
+		resp, _, err := Sync(req, worldStart, cfg)
 		checkInvariant(t, body, resp, err)
 	})
 }
