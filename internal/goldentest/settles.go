@@ -6,11 +6,28 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
 // SyncFunc answers a sync request body with the response body, or an error (a refusal or a
 // bad request: nothing is written, so nothing is left pending).
 type SyncFunc func(request []byte) ([]byte, error)
+
+// Sync is a core's sync as a SyncFunc: it decodes the body, runs sync and encodes its answer.
+func Sync(sync func(*metacontroller.SyncRequest) (*metacontroller.SyncResponse, error)) SyncFunc {
+	return func(b []byte) ([]byte, error) {
+		var req metacontroller.SyncRequest
+		if err := json.Unmarshal(b, &req); err != nil {
+			return nil, err
+		}
+		resp, err := sync(&req)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(resp)
+	}
+}
 
 // CheckSettles checks that an answer which changes the parent's status and leaves the set of
 // children alone does not count on its own status write to be called again. With

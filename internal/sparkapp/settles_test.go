@@ -1,7 +1,6 @@
 package sparkapp
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,16 +23,9 @@ func TestGoldenAnswersSettle(t *testing.T) {
 		body, err := os.ReadFile(file)
 		require.NoError(t, err)
 		now, cfg := caseNow(t, dir), caseConfig(t, dir)
-		settles.Check(filepath.Base(dir), body, func(b []byte) ([]byte, error) {
-			var req metacontroller.SyncRequest
-			if err := json.Unmarshal(b, &req); err != nil {
-				return nil, err
-			}
-			resp, _, err := Sync(&req, now, cfg)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(resp)
-		})
+		settles.Check(filepath.Base(dir), body, goldentest.Sync(func(req *metacontroller.SyncRequest) (*metacontroller.SyncResponse, error) {
+			resp, _, err := Sync(req, now, cfg)
+			return resp, err
+		}))
 	}
 }

@@ -1,7 +1,6 @@
 package sparkconnect
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/sparkhooks/sparkhooks/internal/coretest"
@@ -18,16 +17,9 @@ func TestGoldenAnswersSettle(t *testing.T) {
 			continue
 		}
 		w := c.setup(t)
-		settles.Check(c.name, coretest.MustJSON(t, w.request()), func(b []byte) ([]byte, error) {
-			var req metacontroller.SyncRequest
-			if err := json.Unmarshal(b, &req); err != nil {
-				return nil, err
-			}
-			resp, _, err := Sync(&req, w.now, w.cfg)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(resp)
-		})
+		settles.Check(c.name, coretest.MustJSON(t, w.request()), goldentest.Sync(func(req *metacontroller.SyncRequest) (*metacontroller.SyncResponse, error) {
+			resp, _, err := Sync(req, w.now, w.cfg)
+			return resp, err
+		}))
 	}
 }
