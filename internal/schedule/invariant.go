@@ -51,7 +51,7 @@ func (d *decider) checkKeepsLive(observed metacontroller.ChildMap, desired []any
 			}
 			var v childView
 			if _, err := observed.Decode(key, name, &v); err != nil {
-				return requestErrorf("%w", err)
+				return metacontroller.RequestErrorf("%w", err)
 			}
 			state := v.Status.ApplicationState.State
 			if finished(state) || v.Metadata.DeletionTimestamp != nil || replaced {

@@ -7,11 +7,6 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
-// requestErrorf is a metacontroller.RequestError: the request cannot be understood.
-func requestErrorf(format string, args ...any) error {
-	return metacontroller.RequestErrorf(format, args...)
-}
-
 // input is a decoded sync request.
 type input struct {
 	ssa              *v1beta2.ScheduledSparkApplication
@@ -23,15 +18,15 @@ type input struct {
 
 func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if req == nil {
-		return nil, requestErrorf("empty request")
+		return nil, metacontroller.RequestErrorf("empty request")
 	}
 	if len(req.Parent) == 0 || string(req.Parent) == "null" {
-		return nil, requestErrorf("request has no parent")
+		return nil, metacontroller.RequestErrorf("request has no parent")
 	}
 	// A spec that does not decode is the user's error, reported as FailedValidation.
 	parent, specErrs, err := v1beta2.DecodeScheduledSparkApplication(req.Parent)
 	if err != nil {
-		return nil, requestErrorf("decode parent ScheduledSparkApplication: %w", err)
+		return nil, metacontroller.RequestErrorf("decode parent ScheduledSparkApplication: %w", err)
 	}
 	p := *parent
 	// An empty kind or apiVersion is accepted: both are implied by the hook's URL.
@@ -39,13 +34,13 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 		return nil, err
 	}
 	if p.Name == "" {
-		return nil, requestErrorf("parent ScheduledSparkApplication lacks metadata.name")
+		return nil, metacontroller.RequestErrorf("parent ScheduledSparkApplication lacks metadata.name")
 	}
 	// No finalize hook is registered for ScheduledSparkApplication, so Metacontroller never
 	// sets finalizing; a parent being deleted is synced, and keeps its runs. A finalizing
 	// request for a parent that is not being deleted contradicts itself.
 	if req.Finalizing && p.DeletionTimestamp == nil {
-		return nil, requestErrorf("finalizing request for ScheduledSparkApplication %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", p.Namespace, p.Name)
+		return nil, metacontroller.RequestErrorf("finalizing request for ScheduledSparkApplication %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", p.Namespace, p.Name)
 	}
 	// A null observed object is neither kept nor deleted by any answer; building a run from
 	// it would create one. A misfiled object could make the answer keep one run and delete

@@ -71,13 +71,13 @@ func observeRuns(children metacontroller.ChildMap, parentName string) (runs []ru
 	for _, name := range children.Names(ChildKey) {
 		var v childView
 		if _, err := children.Decode(ChildKey, name, &v); err != nil {
-			return nil, nil, requestErrorf("%w", err)
+			return nil, nil, metacontroller.RequestErrorf("%w", err)
 		}
 		at, ok := runTime(&v, parentName, short)
 		if !ok {
 			var f foreignObject
 			if _, err := children.Decode(ChildKey, name, &f); err != nil {
-				return nil, nil, requestErrorf("%w", err)
+				return nil, nil, metacontroller.RequestErrorf("%w", err)
 			}
 			foreign = append(foreign, &f)
 			continue

@@ -40,7 +40,7 @@ func finalize(in *input) *metacontroller.SyncResponse {
 // admission reads (admissionRules).
 func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
 	if req == nil {
-		return nil, requestErrorf("empty request")
+		return nil, metacontroller.RequestErrorf("empty request")
 	}
 	// The executor selector needs only the name; a spec that did not decode is the sync's to report.
 	app, _, err := decodeParent(req.Parent)

@@ -69,10 +69,10 @@ func leaveToManager(req *metacontroller.SyncRequest, finalizing bool) (resp *met
 		return nil, hook.Outcome{}, true, err
 	}
 	if v.Metadata.Name == "" || v.Metadata.UID == "" {
-		return nil, hook.Outcome{}, true, requestErrorf("parent SparkApplication lacks metadata.name or metadata.uid")
+		return nil, hook.Outcome{}, true, metacontroller.RequestErrorf("parent SparkApplication lacks metadata.name or metadata.uid")
 	}
 	if finalizing && v.Metadata.DeletionTimestamp == nil {
-		return nil, hook.Outcome{}, true, requestErrorf("finalizing SparkApplication %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", v.Metadata.Namespace, v.Metadata.Name)
+		return nil, hook.Outcome{}, true, metacontroller.RequestErrorf("finalizing SparkApplication %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", v.Metadata.Namespace, v.Metadata.Name)
 	}
 	if err := req.TidyObserved(v.Metadata.Namespace); err != nil {
 		return nil, hook.Outcome{}, true, err
@@ -93,7 +93,7 @@ func leaveToManager(req *metacontroller.SyncRequest, finalizing bool) (resp *met
 	for _, name := range req.Children.Names(keyPod) {
 		pod := &podView{}
 		if _, err := req.Children.Decode(keyPod, name, pod); err != nil {
-			return nil, hook.Outcome{}, true, requestErrorf("%w", err)
+			return nil, hook.Outcome{}, true, metacontroller.RequestErrorf("%w", err)
 		}
 		if terminatedPod(pod) || pod.Metadata.DeletionTimestamp != nil {
 			continue

@@ -94,7 +94,7 @@ func (s NamespaceSelector) notSelected(in *input) (string, error) {
 	var view namespaceView
 	found, err := in.related.Decode(keyNamespace, ns, &view)
 	if err != nil {
-		return "", requestErrorf("%w", err)
+		return "", metacontroller.RequestErrorf("%w", err)
 	}
 	if !found {
 		return fmt.Sprintf("the sync request carries no Namespace %q, so its labels cannot be matched against %s: the registration's customize hook must ask for it and its sync hook must be version v2", ns, s.describe()), nil

@@ -9,6 +9,7 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
+	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
 // Kueue's kinds as Metacontroller files them in a request.
@@ -52,7 +53,7 @@ func newQueue(in *input) (*queue, error) {
 	if raw, ok := in.children[keyWorkload][q.workload]; ok {
 		obs, err := kueue.Observe(raw)
 		if err != nil {
-			return nil, requestErrorf("%w", err)
+			return nil, metacontroller.RequestErrorf("%w", err)
 		}
 		q.observed, q.raw = obs, raw
 	}

@@ -37,16 +37,11 @@ var (
 // driver Pod and Service names, so the old ones must be gone first.
 var childKeys = []string{keyPodGroup, keyCoschedulingPodGroup, keyPod, keyPDB, keyNetworkPolicy, keyConfigMap, keyService, keyIngress, keyHTTPRoute, keyGRPCRoute}
 
-// requestErrorf is a metacontroller.RequestError: the request cannot be understood.
-func requestErrorf(format string, args ...any) error {
-	return metacontroller.RequestErrorf(format, args...)
-}
-
 // requireDeletion refuses to finalize a parent that is not being deleted: Metacontroller never
 // asks that, and the answer, no children, would delete every one of them.
 func requireDeletion(app *v1beta2.SparkApplication) error {
 	if app.DeletionTimestamp == nil {
-		return requestErrorf("finalizing SparkApplication %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", app.Namespace, app.Name)
+		return metacontroller.RequestErrorf("finalizing SparkApplication %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", app.Namespace, app.Name)
 	}
 	return nil
 }
@@ -92,24 +87,24 @@ type input struct {
 // the status like any invalid spec, so it comes back as field errors, not as a request error.
 func decodeParent(raw json.RawMessage) (*v1beta2.SparkApplication, field.ErrorList, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil, requestErrorf("request has no parent")
+		return nil, nil, metacontroller.RequestErrorf("request has no parent")
 	}
 	app, specErrs, err := v1beta2.DecodeSparkApplication(raw)
 	if err != nil {
-		return nil, nil, requestErrorf("decode parent SparkApplication: %w", err)
+		return nil, nil, metacontroller.RequestErrorf("decode parent SparkApplication: %w", err)
 	}
 	if err := metacontroller.CheckParentType(app.TypeMeta, v1beta2.GroupVersion.WithKind(v1beta2.KindSparkApplication)); err != nil {
 		return nil, nil, err
 	}
 	if app.Name == "" || app.UID == "" {
-		return nil, nil, requestErrorf("parent SparkApplication lacks metadata.name or metadata.uid")
+		return nil, nil, metacontroller.RequestErrorf("parent SparkApplication lacks metadata.name or metadata.uid")
 	}
 	return app, specErrs, nil
 }
 
 func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if req == nil {
-		return nil, requestErrorf("empty request")
+		return nil, metacontroller.RequestErrorf("empty request")
 	}
 	app, specErrs, err := decodeParent(req.Parent)
 	if err != nil {
@@ -131,7 +126,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	for _, name := range req.Children.Names(keyPod) {
 		pod := &podView{}
 		if _, err := req.Children.Decode(keyPod, name, pod); err != nil {
-			return nil, requestErrorf("%w", err)
+			return nil, metacontroller.RequestErrorf("%w", err)
 		}
 		in.drivers = append(in.drivers, pod)
 	}
@@ -141,7 +136,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 		}
 		pod, err := decodeExecutor(raw)
 		if err != nil {
-			return nil, requestErrorf("decode related Pod %q: %w", name, err)
+			return nil, metacontroller.RequestErrorf("decode related Pod %q: %w", name, err)
 		}
 		if pod.role == driver.RoleExecutor {
 			in.execs = append(in.execs, pod)

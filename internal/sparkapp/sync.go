@@ -276,7 +276,7 @@ func (d *decider) decide() error {
 		d.trackExecutors(time.Time{})
 		d.terminal()
 	default:
-		return requestErrorf("status.applicationState.state %q is not a state sparkhooks knows", st)
+		return metacontroller.RequestErrorf("status.applicationState.state %q is not a state sparkhooks knows", st)
 	}
 	return nil
 }

@@ -86,29 +86,25 @@ func (p *podView) problem() (msg string, scheduling bool) {
 	return "", false
 }
 
-func requestErrorf(format string, args ...any) error {
-	return metacontroller.RequestErrorf(format, args...)
-}
-
 func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if req == nil {
-		return nil, requestErrorf("empty request")
+		return nil, metacontroller.RequestErrorf("empty request")
 	}
 	if len(req.Parent) == 0 || string(req.Parent) == "null" {
-		return nil, requestErrorf("request has no parent")
+		return nil, metacontroller.RequestErrorf("request has no parent")
 	}
 	c, specErrs, err := sparkv1.DecodeSparkCluster(req.Parent)
 	if err != nil {
-		return nil, requestErrorf("decode parent SparkCluster: %w", err)
+		return nil, metacontroller.RequestErrorf("decode parent SparkCluster: %w", err)
 	}
 	if err := metacontroller.CheckParentType(c.TypeMeta, sparkv1.GroupVersion.WithKind(sparkv1.KindSparkCluster)); err != nil {
 		return nil, err
 	}
 	if c.Name == "" {
-		return nil, requestErrorf("parent SparkCluster lacks metadata.name")
+		return nil, metacontroller.RequestErrorf("parent SparkCluster lacks metadata.name")
 	}
 	if req.Finalizing && c.DeletionTimestamp == nil {
-		return nil, requestErrorf("finalizing request for SparkCluster %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", c.Namespace, c.Name)
+		return nil, metacontroller.RequestErrorf("finalizing request for SparkCluster %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", c.Namespace, c.Name)
 	}
 	if err := req.TidyObserved(c.Namespace); err != nil {
 		return nil, err
@@ -117,14 +113,14 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	for _, n := range req.Children.Names(keyStatefulSet) {
 		v := &statefulSetView{}
 		if _, err := req.Children.Decode(keyStatefulSet, n, v); err != nil {
-			return nil, requestErrorf("%w", err)
+			return nil, metacontroller.RequestErrorf("%w", err)
 		}
 		in.sets[n] = v
 	}
 	for _, n := range req.Related.Names(keyPod) {
 		p := &podView{}
 		if _, err := req.Related.Decode(keyPod, n, p); err != nil {
-			return nil, requestErrorf("%w", err)
+			return nil, metacontroller.RequestErrorf("%w", err)
 		}
 		in.pods = append(in.pods, p)
 	}
@@ -260,14 +256,14 @@ func (d *decider) keepForeignStatefulSets() {
 // the state can say why they do not run.
 func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
 	if req == nil || len(req.Parent) == 0 || string(req.Parent) == "null" {
-		return nil, requestErrorf("request has no parent")
+		return nil, metacontroller.RequestErrorf("request has no parent")
 	}
 	c, _, err := sparkv1.DecodeSparkCluster(req.Parent)
 	if err != nil {
-		return nil, requestErrorf("decode parent SparkCluster: %w", err)
+		return nil, metacontroller.RequestErrorf("decode parent SparkCluster: %w", err)
 	}
 	if c.Name == "" {
-		return nil, requestErrorf("parent SparkCluster lacks metadata.name")
+		return nil, metacontroller.RequestErrorf("parent SparkCluster lacks metadata.name")
 	}
 	return &metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{{
 		APIVersion: "v1", Resource: "pods",

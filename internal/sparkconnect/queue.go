@@ -44,7 +44,7 @@ func newQueue(in *input, related metacontroller.ChildMap) (*queue, error) {
 	if raw, ok := in.children[kueue.KeyWorkload][q.workload]; ok {
 		obs, err := kueue.Observe(raw)
 		if err != nil {
-			return nil, requestErrorf("%w", err)
+			return nil, metacontroller.RequestErrorf("%w", err)
 		}
 		q.observed, q.raw = obs, raw
 	}

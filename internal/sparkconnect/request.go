@@ -25,10 +25,6 @@ var (
 	childKeys    = []string{keyPod, keyConfigMap, keyService, keyHTTPRoute, keyGRPCRoute}
 )
 
-func requestErrorf(format string, args ...any) error {
-	return metacontroller.RequestErrorf(format, args...)
-}
-
 // podView is what the decision reads of a Pod.
 type podView struct {
 	Metadata metav1.ObjectMeta `json:"metadata"`
@@ -63,14 +59,14 @@ type input struct {
 
 func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if req == nil {
-		return nil, requestErrorf("empty request")
+		return nil, metacontroller.RequestErrorf("empty request")
 	}
 	sc, specErrs, err := decodeParent(req.Parent)
 	if err != nil {
 		return nil, err
 	}
 	if req.Finalizing && sc.DeletionTimestamp == nil {
-		return nil, requestErrorf("finalizing request for SparkConnect %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", sc.Namespace, sc.Name)
+		return nil, metacontroller.RequestErrorf("finalizing request for SparkConnect %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", sc.Namespace, sc.Name)
 	}
 	if err := req.TidyObserved(sc.Namespace); err != nil {
 		return nil, err
@@ -79,7 +75,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	for _, name := range req.Children.Names(keyPod) {
 		pod := &podView{}
 		if _, err := req.Children.Decode(keyPod, name, pod); err != nil {
-			return nil, requestErrorf("%w", err)
+			return nil, metacontroller.RequestErrorf("%w", err)
 		}
 		in.pods = append(in.pods, pod)
 	}
@@ -89,7 +85,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 		}
 		pod := &podView{}
 		if err := json.Unmarshal(raw, pod); err != nil {
-			return nil, requestErrorf("decode related Pod %s: %w", name, err)
+			return nil, metacontroller.RequestErrorf("decode related Pod %s: %w", name, err)
 		}
 		in.execs = append(in.execs, pod)
 	}
@@ -102,17 +98,17 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 
 func decodeParent(raw json.RawMessage) (*v1alpha1.SparkConnect, field.ErrorList, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil, requestErrorf("request has no parent")
+		return nil, nil, metacontroller.RequestErrorf("request has no parent")
 	}
 	sc, specErrs, err := v1alpha1.DecodeSparkConnect(raw)
 	if err != nil {
-		return nil, nil, requestErrorf("decode parent SparkConnect: %w", err)
+		return nil, nil, metacontroller.RequestErrorf("decode parent SparkConnect: %w", err)
 	}
 	if err := metacontroller.CheckParentType(sc.TypeMeta, v1alpha1.GroupVersion.WithKind(v1alpha1.KindSparkConnect)); err != nil {
 		return nil, nil, err
 	}
 	if sc.Name == "" || sc.UID == "" {
-		return nil, nil, requestErrorf("parent SparkConnect lacks metadata.name or metadata.uid")
+		return nil, nil, metacontroller.RequestErrorf("parent SparkConnect lacks metadata.name or metadata.uid")
 	}
 	return sc, specErrs, nil
 }

@@ -119,7 +119,7 @@ func finalize(in *input) *metacontroller.SyncResponse {
 // Customize asks Metacontroller for the server's executor Pods, which the server creates.
 func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
 	if req == nil {
-		return nil, requestErrorf("empty request")
+		return nil, metacontroller.RequestErrorf("empty request")
 	}
 	sc, _, err := decodeParent(req.Parent)
 	if err != nil {
