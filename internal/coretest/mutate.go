@@ -84,3 +84,21 @@ func FuzzRequests(f *testing.F, glob string, judge func(t *testing.T, body []byt
 		judge(t, body, &req)
 	})
 }
+
+// AnsweredNames is the set of names of the children of kind in an answer: what an oracle
+// checks the observed children against.
+func AnsweredNames(t testing.TB, resp *metacontroller.SyncResponse, kind string) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	for _, child := range resp.Children {
+		var obj struct {
+			Kind     string                `json:"kind"`
+			Metadata struct{ Name string } `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(MustJSON(t, child), &obj))
+		if obj.Kind == kind {
+			names[obj.Metadata.Name] = true
+		}
+	}
+	return names
+}

@@ -88,3 +88,6 @@ func SetLastApplied(md map[string]any, answered string) {
 	}
 	ann[metacontroller.LastAppliedAnnotation] = answered
 }
+
+// WorldStart is when every core's test world begins: a fixed clock keeps answers byte-stable.
+var WorldStart = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)

@@ -26,7 +26,7 @@ func FuzzSync(f *testing.F) {
 	coretest.FuzzRequests(f, filepath.Join("..", "..", "testdata", "sync", "*", "request.json"), func(t *testing.T, body []byte, req *metacontroller.SyncRequest) {
 		// Sync edits the request's child maps (null entries dropped): judge the answer against
 		// the body as sent.
-		resp, _, err := Sync(req, worldStart, cfg)
+		resp, _, err := Sync(req, coretest.WorldStart, cfg)
 		checkInvariant(t, body, resp, err)
 	})
 }

@@ -494,7 +494,7 @@ func TestSyncRejectsBadRequests(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var req = new(metacontroller.SyncRequest)
 			require.NoError(t, json.Unmarshal([]byte(body), req))
-			_, _, err := Sync(req, worldStart, DefaultConfig())
+			_, _, err := Sync(req, coretest.WorldStart, DefaultConfig())
 			require.Error(t, err)
 			var re *metacontroller.RequestError
 			assert.ErrorAs(t, err, &re)
@@ -746,7 +746,7 @@ func TestScenarioChildrenAreNeverRewritten(t *testing.T) {
 // sync comes long after it.
 func TestFirstDecisionIsDatedAtCreation(t *testing.T) {
 	w := newWorld(t, sparkPi)
-	w.app.CreationTimestamp = metav1.NewTime(worldStart)
+	w.app.CreationTimestamp = metav1.NewTime(coretest.WorldStart)
 	stale := w.request(false)
 	w.advance(1500 * time.Millisecond)
 	require.NoError(t, w.sync())
@@ -767,14 +767,14 @@ func TestFirstDecisionIsDatedAtCreation(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, string(first), string(coretest.MustJSON(t, resp.Status)))
 	assert.Empty(t, resp.Status.(*v1beta2.SparkApplicationStatus).DriverInfo.WebUIAddress)
-	assert.True(t, w.app.Status.LastSubmissionAttemptTime.Equal(&metav1.Time{Time: worldStart}))
+	assert.True(t, w.app.Status.LastSubmissionAttemptTime.Equal(&metav1.Time{Time: coretest.WorldStart}))
 	assert.Equal(t, float64(29), w.last.ResyncAfterSeconds, "the grace period counts from the creation")
 
 	late := newWorld(t, sparkPi)
-	late.app.CreationTimestamp = metav1.NewTime(worldStart)
+	late.app.CreationTimestamp = metav1.NewTime(coretest.WorldStart)
 	late.advance(time.Hour)
 	require.NoError(t, late.sync())
-	assert.True(t, late.app.Status.LastSubmissionAttemptTime.Equal(&metav1.Time{Time: worldStart.Add(time.Hour)}),
+	assert.True(t, late.app.Status.LastSubmissionAttemptTime.Equal(&metav1.Time{Time: coretest.WorldStart.Add(time.Hour)}),
 		"a first sync an hour late is dated now, so the submission grace is not already spent")
 }
 

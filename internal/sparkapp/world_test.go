@@ -54,8 +54,6 @@ type world struct {
 	specEdit func(spec map[string]any)
 }
 
-var worldStart = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
-
 func newWorld(t testing.TB, appYAML string) *world {
 	t.Helper()
 	app := &v1beta2.SparkApplication{}
@@ -68,7 +66,7 @@ func newWorld(t testing.TB, appYAML string) *world {
 	app.Generation = 1
 	cfg := DefaultConfig()
 	return &world{
-		t: t, cfg: cfg, now: worldStart, app: app,
+		t: t, cfg: cfg, now: coretest.WorldStart, app: app,
 		children: map[string]map[string]map[string]any{keyPod: {}, keyConfigMap: {}, keyService: {}, keyIngress: {}},
 		execs:    map[string]map[string]any{},
 	}

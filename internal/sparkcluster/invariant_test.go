@@ -58,17 +58,7 @@ func checkStatefulSetsKeptOracle(t *testing.T, label string, raw []byte, resp *m
 	}
 	require.NoError(t, json.Unmarshal(coretest.MustJSON(t, resp.Status), &status))
 	suspends := parent.Spec.Suspend == true && status.CurrentState.CurrentStateSummary == "Suspended"
-	kept := map[string]bool{}
-	for _, child := range resp.Children {
-		var obj struct {
-			Kind     string                `json:"kind"`
-			Metadata struct{ Name string } `json:"metadata"`
-		}
-		require.NoError(t, json.Unmarshal(coretest.MustJSON(t, child), &obj))
-		if obj.Kind == "StatefulSet" {
-			kept[obj.Metadata.Name] = true
-		}
-	}
+	kept := coretest.AnsweredNames(t, resp, "StatefulSet")
 	for _, n := range observed {
 		if suspends && (n == parent.Metadata.Name+"-master" || n == parent.Metadata.Name+"-worker") {
 			continue

@@ -15,8 +15,6 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
-var worldStart = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
-
 // clusterYAML is Apache's cluster-with-template example, in shape.
 const clusterYAML = `
 apiVersion: spark.apache.org/v1
@@ -64,8 +62,8 @@ func newWorld(t testing.TB, doc string) *world {
 	c := &sparkv1.SparkCluster{}
 	require.NoError(t, yaml.UnmarshalStrict([]byte(doc), c))
 	c.Namespace, c.UID, c.Generation = "spark", "3c1a0000-0000-4000-8000-0000000000a1", 1
-	c.CreationTimestamp = metav1.NewTime(worldStart)
-	w := &world{t: t, now: worldStart, c: c, children: coretest.Objects{}, pods: map[string]map[string]any{}}
+	c.CreationTimestamp = metav1.NewTime(coretest.WorldStart)
+	w := &world{t: t, now: coretest.WorldStart, c: c, children: coretest.Objects{}, pods: map[string]map[string]any{}}
 	for _, key := range childKeys {
 		w.children[key] = map[string]map[string]any{}
 	}

@@ -39,17 +39,7 @@ func checkServersKeptOracle(t *testing.T, label string, raw []byte, resp *metaco
 	if !coretest.Answered(t, label, err) {
 		return false
 	}
-	kept := map[string]bool{}
-	for _, child := range resp.Children {
-		var obj struct {
-			Kind     string                `json:"kind"`
-			Metadata struct{ Name string } `json:"metadata"`
-		}
-		require.NoError(t, json.Unmarshal(coretest.MustJSON(t, child), &obj))
-		if obj.Kind == "Pod" {
-			kept[obj.Metadata.Name] = true
-		}
-	}
+	kept := coretest.AnsweredNames(t, resp, "Pod")
 	live := liveServers(t, raw)
 	for name, mayGo := range live {
 		assert.True(t, kept[name] || mayGo, "%s: live server Pod %s left out of a 200 answer", label, name)

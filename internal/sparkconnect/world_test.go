@@ -15,8 +15,6 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
 
-var worldStart = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
-
 // connectYAML is the Kubeflow example's shape: a server and executors on the stock image.
 const connectYAML = `
 apiVersion: sparkoperator.k8s.io/v1alpha1
@@ -60,9 +58,9 @@ func newWorld(t testing.TB, doc string) *world {
 	sc.Namespace = "notebooks"
 	sc.UID = "5c0e1d2e-0000-4000-8000-0000000000c1"
 	sc.Generation = 1
-	sc.CreationTimestamp = metav1.NewTime(worldStart)
+	sc.CreationTimestamp = metav1.NewTime(coretest.WorldStart)
 	return &world{
-		t: t, now: worldStart, sc: sc, execs: map[string]map[string]any{},
+		t: t, now: coretest.WorldStart, sc: sc, execs: map[string]map[string]any{},
 		children: map[string]map[string]map[string]any{keyPod: {}, keyConfigMap: {}, keyService: {}},
 	}
 }
