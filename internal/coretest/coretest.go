@@ -1,7 +1,8 @@
 // Package coretest holds what the tests of the hooks' cores share: marshalling that fails the
 // test instead of returning an error, a stand-in for Metacontroller's side of a sync (the
-// observed objects sent as a request, the answered children read back), and the loop that runs
-// every golden request through one-field mutations. Only tests import it.
+// observed objects sent as a request, the answered children read back), the loop that runs
+// every golden request through one-field mutations, and fuzz seeding from request files (the
+// webhook's fuzz test uses that too). Only tests import it.
 package coretest
 
 import (

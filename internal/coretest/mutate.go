@@ -69,13 +69,7 @@ func Answered(t testing.TB, label string, err error) bool {
 func FuzzRequests(f *testing.F, glob string, judge func(t *testing.T, body []byte, req *metacontroller.SyncRequest)) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"parent":null,"children":null}`))
-	files, err := filepath.Glob(glob)
-	require.NoError(f, err)
-	for _, file := range files {
-		body, err := os.ReadFile(file)
-		require.NoError(f, err)
-		f.Add(body)
-	}
+	SeedFiles(f, glob)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req metacontroller.SyncRequest
 		if json.Unmarshal(body, &req) != nil {
@@ -101,4 +95,16 @@ func AnsweredNames(t testing.TB, resp *metacontroller.SyncResponse, kind string)
 		}
 	}
 	return names
+}
+
+// SeedFiles adds every file matching glob to f's seed corpus and returns how many it added.
+func SeedFiles(f *testing.F, glob string) int {
+	files, err := filepath.Glob(glob)
+	require.NoError(f, err)
+	for _, file := range files {
+		body, err := os.ReadFile(file)
+		require.NoError(f, err)
+		f.Add(body)
+	}
+	return len(files)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 )
 
 // fuzzPolicy exercises every kind of rule, so that fuzzed pods reach every code path.
@@ -43,14 +45,7 @@ rules:
 func FuzzMutate(f *testing.F) {
 	policy, err := ParsePolicy([]byte(fuzzPolicy))
 	require.NoError(f, err)
-	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*", "review.json"))
-	require.NoError(f, err)
-	require.NotEmpty(f, dirs)
-	for _, path := range dirs {
-		body, err := os.ReadFile(path)
-		require.NoError(f, err)
-		f.Add(body)
-	}
+	require.NotZero(f, coretest.SeedFiles(f, filepath.Join(goldenDir, "*", "review.json")))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		out, _, err := Review(body, policy)
 		checkInvariants(t, body, out, err)
