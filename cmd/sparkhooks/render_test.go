@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sparkhooks/sparkhooks/internal/coretest"
 )
 
 const renderApp = `# a comment before the document
@@ -246,7 +248,7 @@ func TestRenderDefaultEventLog(t *testing.T) {
 		case "ConfigMap":
 			assert.Contains(t, child["data"].(map[string]any)["spark.properties"], "spark.eventLog.dir=file\\:/spark-events\n")
 		case "Pod":
-			assert.Contains(t, mustMarshal(t, child["spec"]), `{"name":"spark-event-log","persistentVolumeClaim":{"claimName":"spark-events"}}`)
+			assert.Contains(t, string(coretest.MustJSON(t, child["spec"])), `{"name":"spark-event-log","persistentVolumeClaim":{"claimName":"spark-events"}}`)
 		}
 	}
 
@@ -264,11 +266,4 @@ func TestRenderDefaultEventLog(t *testing.T) {
 		_, err := renderArgs(t, append([]string{"-f", app}, tc.args...)...)
 		assert.ErrorContains(t, err, tc.want, "%v", tc.args)
 	}
-}
-
-func mustMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
 }
