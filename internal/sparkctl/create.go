@@ -18,8 +18,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/mutate"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 type createOptions struct {
@@ -194,7 +194,7 @@ func runOf(ssa *v1beta2.ScheduledSparkApplication, name string, now time.Time) (
 	if name != "" {
 		run.Name = name
 	}
-	run.Labels[mutate.LabelControllerUID] = string(ssa.UID)
+	run.Labels[sparkpod.LabelControllerUID] = string(ssa.UID)
 	yes := true
 	run.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: v1beta2.GroupVersion.String(), Kind: v1beta2.KindScheduledSparkApplication,

@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/sparkconnect"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 func (c *cli) eventCmd() *cobra.Command {
@@ -86,7 +86,7 @@ func (c *cli) eventCmd() *cobra.Command {
 // name) and the executors or servers that carry its label now.
 func (c *cli) podsOf(ctx context.Context, cl *Clients, k kind, namespace, name string) (func(string) bool, error) {
 	names := map[string]bool{}
-	selector := labels.Set{driver.LabelAppName: name}
+	selector := labels.Set{sparkpod.LabelAppName: name}
 	switch k.Kind {
 	case kindSparkApp.Kind:
 		app, err := getSparkApp(ctx, cl, namespace, name)

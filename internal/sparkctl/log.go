@@ -12,8 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/sparkhooks/sparkhooks/internal/driver"
-	"github.com/sparkhooks/sparkhooks/internal/mutate"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 type logOptions struct {
@@ -70,7 +69,7 @@ func (c *cli) logTarget(ctx context.Context, cl *Clients, k kind, name, executor
 			return nil, "", fmt.Errorf("SparkConnect %q has no server pod yet (state %q)", name, sc.Status.State)
 		}
 		pod, err := getPod(ctx, cl, ns, sc.Status.Server.PodName, "SparkConnect "+name+" has no server pod yet")
-		return pod, driver.DriverContainerName, err
+		return pod, sparkpod.DriverContainerName, err
 	}
 	app, err := getSparkApp(ctx, cl, ns, name)
 	if err != nil {
@@ -82,11 +81,11 @@ func (c *cli) logTarget(ctx context.Context, cl *Clients, k kind, name, executor
 			state = "NEW"
 		}
 		pod, err := getPod(ctx, cl, ns, driverPodName(app), fmt.Sprintf("SparkApplication %q has no driver pod yet (state %s)", name, state))
-		return pod, driver.DriverContainerName, err
+		return pod, sparkpod.DriverContainerName, err
 	}
-	sel := labels.Set{driver.LabelAppName: name, driver.LabelSparkRole: driver.RoleExecutor, mutate.LabelExecutorID: executor}
+	sel := labels.Set{sparkpod.LabelAppName: name, sparkpod.LabelSparkRole: sparkpod.RoleExecutor, sparkpod.LabelExecutorID: executor}
 	if id := app.Status.SparkApplicationID; id != "" {
-		sel[driver.LabelAppSelector] = id
+		sel[sparkpod.LabelAppSelector] = id
 	}
 	pods, err := listPods(ctx, cl, ns, sel.String())
 	if err != nil {
@@ -96,7 +95,7 @@ func (c *cli) logTarget(ctx context.Context, cl *Clients, k kind, name, executor
 		return nil, "", fmt.Errorf("SparkApplication %q has no executor %s in its current attempt", name, executor)
 	}
 	newest := slices.MaxFunc(pods, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
-	return &newest, driver.ExecutorContainerName, nil
+	return &newest, sparkpod.ExecutorContainerName, nil
 }
 
 func getPod(ctx context.Context, cl *Clients, ns, name, missing string) (*corev1.Pod, error) {
