@@ -18,8 +18,8 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/children"
-	"github.com/sparkhooks/sparkhooks/internal/javaprops"
 	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/javaprops"
 )
 
 // built is one example, built for its first attempt, with its properties read back as the

@@ -30,7 +30,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/children"
-	"github.com/sparkhooks/sparkhooks/internal/javaprops"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/javaprops"
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sparkhooks/sparkhooks/internal/javaprops"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/javaprops"
 )
 
 func TestPropertiesRoundTrip(t *testing.T) {

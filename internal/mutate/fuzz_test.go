@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
 )
 
 // fuzzPolicy exercises every kind of rule, so that fuzzed pods reach every code path.

@@ -24,9 +24,9 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
 )
 
 const piYAML = `apiVersion: sparkoperator.k8s.io/v1beta2

@@ -7,9 +7,9 @@
 package staging
 
 import (
-	"github.com/sparkhooks/sparkhooks/internal/sparkctl"
-	"github.com/sparkhooks/sparkhooks/internal/sparkctl/staging/gcs"
-	"github.com/sparkhooks/sparkhooks/internal/sparkctl/staging/s3"
+	"github.com/sparkhooks/sparkhooks/cmd/kubectl-spark/internal/sparkctl"
+	"github.com/sparkhooks/sparkhooks/cmd/kubectl-spark/internal/sparkctl/staging/gcs"
+	"github.com/sparkhooks/sparkhooks/cmd/kubectl-spark/internal/sparkctl/staging/s3"
 )
 
 // Stagers are the object stores by the scheme of --upload-to.
