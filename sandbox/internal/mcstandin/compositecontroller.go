@@ -1,4 +1,4 @@
-package localcluster
+package mcstandin
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 )
 
 // CompositeController is the part of Metacontroller's metacontroller.k8s.io/v1alpha1
-// CompositeController that ContractController implements. Decoding is strict, so a field
+// CompositeController that Controller implements. Decoding is strict, so a field
 // Metacontroller's CRD does not have fails the load instead of being ignored.
 type CompositeController struct {
 	APIVersion string            `json:"apiVersion"`
@@ -71,7 +71,7 @@ type CompositeControllerHooks struct {
 
 // Hook is a webhook hook.
 type Hook struct {
-	// Version is the request format, v1 (the default) or v2; see ContractController.callSyncHook.
+	// Version is the request format, v1 (the default) or v2; see Controller.callSyncHook.
 	Version string `json:"version,omitempty"`
 	Webhook *struct {
 		URL     *string          `json:"url,omitempty"`

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package localcluster_test
+package mcstandin_test
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/mcstandin"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
@@ -40,9 +40,9 @@ const conflictApp = `{
 // a new object of the same name is left alone.
 func TestStatusWriteSurvivesConflicts(t *testing.T) {
 	cfg, ns := controlPlane(t)
-	cc, err := localcluster.LoadCompositeController("../../../metacontroller/sparkapplication-controller.yaml", "http://127.0.0.1:1")
+	cc, err := mcstandin.LoadCompositeController("../../../metacontroller/sparkapplication-controller.yaml", "http://127.0.0.1:1")
 	require.NoError(t, err)
-	ctl, err := localcluster.NewContractController(cfg, cc, localcluster.ControllerOptions{Namespace: ns})
+	ctl, err := mcstandin.New(cfg, cc, mcstandin.Options{Namespace: ns})
 	require.NoError(t, err)
 	dyn, err := dynamic.NewForConfig(cfg)
 	require.NoError(t, err)

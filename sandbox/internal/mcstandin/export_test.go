@@ -1,6 +1,6 @@
 //go:build e2e
 
-package localcluster
+package mcstandin
 
 import (
 	"context"
@@ -10,6 +10,6 @@ import (
 
 // UpdateStatus is updateStatus for the tests that run on the stack's control plane, which are
 // an external package: the stack imports this one.
-func (c *ContractController) UpdateStatus(ctx context.Context, parent *unstructured.Unstructured, status map[string]any) error {
+func (c *Controller) UpdateStatus(ctx context.Context, parent *unstructured.Unstructured, status map[string]any) error {
 	return c.updateStatus(ctx, parent, status)
 }

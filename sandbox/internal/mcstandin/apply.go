@@ -1,4 +1,4 @@
-package localcluster
+package mcstandin
 
 import (
 	"encoding/json"

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package localcluster
+package mcstandin
 
 import (
 	"testing"
@@ -56,7 +56,7 @@ func TestParentUpdatesWithIgnoreStatusChanges(t *testing.T) {
 		for _, tt := range tests {
 			cc := &CompositeController{}
 			cc.Spec.ParentResource.IgnoreStatusChanges = ptr.To(ignore)
-			c := &ContractController{cc: cc, queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+			c := &Controller{cc: cc, queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 			c.onParentUpdate(tt.old, tt.cur)
 			want := tt.whenIgnored || !ignore
 			assert.Equal(t, want, c.queue.Len() == 1, "ignoreStatusChanges=%v, %s: enqueued", ignore, tt.name)

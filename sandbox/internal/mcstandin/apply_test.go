@@ -1,6 +1,6 @@
 //go:build e2e
 
-package localcluster
+package mcstandin
 
 import (
 	"encoding/json"

@@ -1,4 +1,6 @@
-package localcluster
+// Package kubectl runs the installed kubectl against a sandbox's kubeconfig, with a discovery
+// cache of that cluster's own.
+package kubectl
 
 import (
 	"context"
@@ -11,9 +13,9 @@ import (
 	"time"
 )
 
-// Kubectl runs the installed kubectl against kubeconfig and returns its combined output; a
+// Run runs the installed kubectl against kubeconfig and returns its combined output; a
 // failure's error carries that output.
-func Kubectl(ctx context.Context, kubeconfig string, args ...string) (string, error) {
+func Run(ctx context.Context, kubeconfig string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)

@@ -1,4 +1,5 @@
-package localcluster
+// Package klogsink keeps what client-go and the embedded etcd log through klog out of test output.
+package klogsink
 
 import (
 	"flag"
@@ -7,9 +8,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// RedirectLogs sends what client-go and the embedded etcd's libraries log through klog to w
+// Redirect sends what client-go and the embedded etcd's libraries log through klog to w
 // instead of the test output. klog is process-wide: call this once, from TestMain.
-func RedirectLogs(w io.Writer) {
+func Redirect(w io.Writer) {
 	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(flags)
 	for name, value := range map[string]string{
