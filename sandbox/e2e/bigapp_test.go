@@ -16,7 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // userHZ is the unit of utime and stime in /proc/<pid>/stat: USER_HZ, 100 on every Linux
@@ -80,10 +81,16 @@ spec:
 	for _, name := range execs {
 		require.NoError(t, w.core.CoreV1().Pods(w.ns).Delete(ctx, name, metav1.DeleteOptions{}))
 	}
-	require.NoError(t, wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	executorPods := func(ctx context.Context) (int, error) {
 		pods, err := w.core.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{LabelSelector: labelSparkRole + "=executor"})
-		return err == nil && len(pods.Items) == 0, nil
-	}), "the executors gone")
+		if err != nil {
+			return 0, err
+		}
+		return len(pods.Items), nil
+	}
+	_, err = harness.WaitFor(ctx, 5*time.Minute, "the executors gone", executorPods, func(n int) bool { return n == 0 },
+		func(n int) string { return fmt.Sprintf("%d executor Pods", n) })
+	require.NoError(t, err)
 	require.NoError(t, w.kubelet.Succeed(ctx, driver.Name))
 	w.check(t, w.waitState("big", "COMPLETED"))
 	elapsed := time.Since(started)
