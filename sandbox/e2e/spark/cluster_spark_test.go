@@ -29,10 +29,12 @@ const clusterTimeout = 3 * time.Minute
 // beside other applications starved the master's UI past the 150 s its liveness probe allows.
 func TestSparkClusterRunsSparkPi(t *testing.T) {
 	n := newNamespace(t, "cluster")
+	applied := time.Now()
 	n.applyExample("spark-cluster.yaml")
 	n.waitFor(sparkClusters, "spark-cluster", "RunningHealthy", clusterTimeout, func(c *unstructured.Unstructured) bool {
 		return harness.NestedString(c, "status", "currentState", "currentStateSummary") == "RunningHealthy"
 	})
+	t.Logf("RunningHealthy %s after the apply", time.Since(applied).Round(100*time.Millisecond))
 	masterURL, err := n.serviceURL("spark-cluster-master-svc", 8080)
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +111,7 @@ func TestSparkClusterRunsSparkPi(t *testing.T) {
 // an HTTP probe gets 403, and the daemons were never ready and were restarted over and over.
 func TestSparkClusterBehindAUIFilter(t *testing.T) {
 	n := newNamespace(t, "jws")
+	applied := time.Now()
 	n.apply(`
 apiVersion: spark.apache.org/v1
 kind: SparkCluster
@@ -137,6 +140,7 @@ spec:
 	n.waitFor(sparkClusters, "jws", "RunningHealthy", clusterTimeout, func(c *unstructured.Unstructured) bool {
 		return harness.NestedString(c, "status", "currentState", "currentStateSummary") == "RunningHealthy"
 	})
+	t.Logf("RunningHealthy %s after the apply", time.Since(applied).Round(100*time.Millisecond))
 	// The filter is on: the UI refuses a request without a token.
 	masterURL, err := n.serviceURL("jws-master-svc", 8080)
 	if err != nil {
