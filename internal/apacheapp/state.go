@@ -296,7 +296,7 @@ func (t *teller) stopped(cur, state, msg string, then next) []step {
 	case cur == sparkv1.AppResourceReleased:
 		return nil
 	case cur == sparkv1.AppTerminatedWithoutReleaseResources:
-		if then == final && !t.podKept() {
+		if then == final && !t.anyKept() {
 			return []step{{sparkv1.AppResourceReleased, "the retain duration has passed: the attempt's resources are released"}}
 		}
 		return nil
@@ -318,7 +318,7 @@ func (t *teller) stopped(cur, state, msg string, then next) []step {
 	case restart:
 		out = append(out, step{sparkv1.AppScheduledToRestart, "the attempt stopped; the restart policy starts another"})
 	case final:
-		if !t.podKept() {
+		if !t.anyKept() {
 			out = append(out, step{sparkv1.AppResourceReleased, "the attempt's resources are released"})
 		} else if t.retained() {
 			out = append(out, step{sparkv1.AppTerminatedWithoutReleaseResources, "the driver and its resources are kept by resourceRetainPolicy"})
@@ -337,15 +337,9 @@ var stopMessage = map[string]string{
 	sparkv1.AppExecutorsStartTimedOut: "the executors did not start in time",
 }
 
-// podKept is true when the answer keeps a driver Pod.
-func (t *teller) podKept() bool {
-	for _, c := range t.children {
-		if kind, _, err := metacontroller.Identity(c); err == nil && kind == "Pod" {
-			return true
-		}
-	}
-	return false
-}
+// anyKept is true when the answer keeps any child: the release of a stopped attempt is over
+// once it keeps none.
+func (t *teller) anyKept() bool { return len(t.children) > 0 }
 
 // retained is true when the retain policy in force keeps the last attempt's resources.
 func (t *teller) retained() bool {
