@@ -186,7 +186,7 @@ func TestApacheE2EHistories(t *testing.T) {
 		{"driver-start-timeout", func(w *world) {
 			w.tolerations().ResourceRetainPolicy, w.tolerations().TTLAfterStopMillis = "", nil
 			w.tolerations().ApplicationTimeoutConfig = &sparkv1.ApplicationTimeoutConfig{DriverStartTimeoutMillis: ptr.To(int64(30000))}
-		}, settleAfter(31*time.Second),
+		}, settleAfter(31 * time.Second),
 			[]string{"Submitted", "DriverRequested", "DriverStartTimedOut", "ResourceReleased"}},
 		{"resource-retain-duration", func(w *world) {
 			w.tolerations().ResourceRetainPolicy = sparkv1.RetainAlways

@@ -71,8 +71,8 @@ type pass struct {
 	apps     dynamic.NamespaceableResourceInterface
 	resource schema.GroupVersionResource
 	opts     Options
-	logger *slog.Logger
-	result Result
+	logger   *slog.Logger
+	result   Result
 }
 
 func (p *pass) namespace(ctx context.Context, ns string) []error {
