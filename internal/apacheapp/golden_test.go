@@ -13,10 +13,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/event"
-	"github.com/sparkhooks/sparkhooks/internal/goldentest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/goldentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/apachesparkapplication/")

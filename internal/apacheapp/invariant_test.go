@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
 )
 
 // TestNeverDropsALivePod mutates every golden request and checks each answer against an oracle
@@ -89,7 +89,7 @@ func droppablePods(t *testing.T, raw []byte, resp *metacontroller.SyncResponse) 
 		if p == nil || p.Metadata.DeletionTimestamp != nil || p.Status.Phase == "Succeeded" || p.Status.Phase == "Failed" {
 			continue
 		}
-		sub := p.Metadata.Labels[driver.LabelSubmissionID]
+		sub := p.Metadata.Labels[sparkpod.LabelSubmissionID]
 		out[name] = deleting || gives && sub != "" && sub == observed.SubmissionID
 	}
 	return out
@@ -145,8 +145,8 @@ func mutations() []coretest.Mutation {
 			obj(spec(r), "applicationTolerations")["restartConfig"] = map[string]any{"restartPolicy": "OnFailure"}
 		}},
 		{Name: "spec-removed", Apply: func(r map[string]any) { delete(parent(r), "spec") }},
-		{Name: "pod-submission-label-other", Apply: eachPod(func(pod map[string]any) { labels(pod)[driver.LabelSubmissionID] = "other" })},
-		{Name: "pod-submission-label-removed", Apply: eachPod(func(pod map[string]any) { delete(labels(pod), driver.LabelSubmissionID) })},
+		{Name: "pod-submission-label-other", Apply: eachPod(func(pod map[string]any) { labels(pod)[sparkpod.LabelSubmissionID] = "other" })},
+		{Name: "pod-submission-label-removed", Apply: eachPod(func(pod map[string]any) { delete(labels(pod), sparkpod.LabelSubmissionID) })},
 		{Name: "pod-running-ready", Apply: eachPod(func(pod map[string]any) {
 			pod["status"] = map[string]any{"phase": "Running", "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		})},
@@ -154,7 +154,7 @@ func mutations() []coretest.Mutation {
 		{Name: "pod-being-deleted", Apply: eachPod(func(pod map[string]any) { obj(pod, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
 		{Name: "second-live-pod", Apply: func(r map[string]any) {
 			pods(r)["intruder"] = map[string]any{"apiVersion": "v1", "kind": "Pod",
-				"metadata": map[string]any{"name": "intruder", "labels": map[string]any{driver.LabelSubmissionID: "x"}},
+				"metadata": map[string]any{"name": "intruder", "labels": map[string]any{sparkpod.LabelSubmissionID: "x"}},
 				"status":   map[string]any{"phase": "Running"}}
 		}},
 		{Name: "finalizing", Apply: func(r map[string]any) { r["finalizing"] = true }},

@@ -13,9 +13,9 @@ import (
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // historyLimit bounds the entries of one attempt's stateTransitionHistory: an application whose
@@ -227,7 +227,7 @@ func (t *teller) readyExecutors() int64 {
 		if ok, err := t.req.Related.Decode(keyPod, name, &pod); !ok || err != nil {
 			continue // the core read every related Pod already, and refused what it could not
 		}
-		if pod.Metadata.Labels[driver.LabelSparkRole] != driver.RoleExecutor || pod.Metadata.Labels[driver.LabelAppSelector] != appID {
+		if pod.Metadata.Labels[sparkpod.LabelSparkRole] != sparkpod.RoleExecutor || pod.Metadata.Labels[sparkpod.LabelAppSelector] != appID {
 			continue
 		}
 		if pod.Status.Phase == corev1.PodRunning && podReady(&pod.Status) {

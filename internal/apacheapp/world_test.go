@@ -16,11 +16,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
-	"github.com/sparkhooks/sparkhooks/internal/crdschema"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/crdschema"
 )
 
 // piYAML is Apache's examples/pi.yaml, in shape.
@@ -200,7 +200,7 @@ func (w *world) setDriverStatus(st corev1.PodStatus) {
 func (w *world) driverRunning(ready bool) {
 	start := metav1.NewTime(w.now)
 	st := corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
-		Name: driver.DriverContainerName, Ready: ready, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}},
+		Name: sparkpod.DriverContainerName, Ready: ready, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}},
 	}}}
 	if ready {
 		st.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start}}
@@ -214,7 +214,7 @@ func (w *world) driverExited(code int32, reason string) {
 		phase = corev1.PodFailed
 	}
 	w.setDriverStatus(corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
-		Name: driver.DriverContainerName,
+		Name: sparkpod.DriverContainerName,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: code, Reason: reason, StartedAt: metav1.NewTime(w.now.Add(-time.Minute)), FinishedAt: metav1.NewTime(w.now),
 		}},
@@ -236,7 +236,7 @@ func (w *world) executors(n, ready int) {
 		w.execs[name] = map[string]any{
 			"apiVersion": "v1", "kind": "Pod",
 			"metadata": map[string]any{"name": name, "namespace": w.app.Namespace, "labels": map[string]any{
-				driver.LabelSparkRole: "executor", driver.LabelAppSelector: appID, "spark-exec-id": fmt.Sprint(i), driver.LabelAppName: w.app.Name,
+				sparkpod.LabelSparkRole: "executor", sparkpod.LabelAppSelector: appID, "spark-exec-id": fmt.Sprint(i), sparkpod.LabelAppName: w.app.Name,
 			}},
 			"status": status,
 		}

@@ -23,7 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/mcstandin"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
@@ -54,7 +55,7 @@ type world struct {
 	core    kubernetes.Interface
 	kubelet *harness.Kubelet
 	// controllers are the stand-in's, one per registration; none under Metacontroller.
-	controllers map[string]*localcluster.ContractController
+	controllers map[string]*mcstandin.Controller
 	// writes counts what reached the namespace's objects, under either controller.
 	writes *apiWrites
 	// stateLogs are the applications whose states the test watches (watchStates).
@@ -107,7 +108,7 @@ func newWorldIn(t *testing.T, namespace func(kubernetes.Interface) string, hookU
 	})
 
 	cfg := shared.stack.Admin
-	w := &world{t: t, controllers: map[string]*localcluster.ContractController{}, stateLogs: map[string]*stateLog{}}
+	w := &world{t: t, controllers: map[string]*mcstandin.Controller{}, stateLogs: map[string]*stateLog{}}
 	var err error
 	w.dyn, err = dynamic.NewForConfig(cfg)
 	require.NoError(t, err)
@@ -129,9 +130,9 @@ func newWorldIn(t *testing.T, namespace func(kubernetes.Interface) string, hookU
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(repoRoot, "metacontroller", file)
 		}
-		cc, err := localcluster.LoadCompositeController(path, hookURL)
+		cc, err := mcstandin.LoadCompositeController(path, hookURL)
 		require.NoError(t, err)
-		ctl, err := localcluster.NewContractController(cfg, cc, localcluster.ControllerOptions{Namespace: w.ns, Logf: t.Logf, HTTPClient: shared.hookClient})
+		ctl, err := mcstandin.New(cfg, cc, mcstandin.Options{Namespace: w.ns, Logf: t.Logf, HTTPClient: shared.hookClient})
 		require.NoError(t, err, "the contract controller refuses the registration %s", file)
 		w.controllers[cc.Metadata.Name] = ctl
 		running.Add(1)
@@ -200,12 +201,12 @@ func createLabelledTeamNamespace(t *testing.T, client kubernetes.Interface, pref
 
 // kubectl runs kubectl in the world's namespace.
 func (w *world) kubectl(args ...string) (string, error) {
-	return kubectl(append([]string{"--namespace", w.ns}, args...)...)
+	return adminKubectl(append([]string{"--namespace", w.ns}, args...)...)
 }
 
-// kubectl runs kubectl as the cluster's administrator.
-func kubectl(args ...string) (string, error) {
-	return localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, args...)
+// adminKubectl runs kubectl as the cluster's administrator.
+func adminKubectl(args ...string) (string, error) {
+	return kubectl.Run(context.Background(), shared.stack.Kubeconfig, args...)
 }
 
 // apply writes manifest to a file and applies it with kubectl.
@@ -344,7 +345,7 @@ func (w *world) waitState(name, state string) error {
 // standIn is the stand-in controller of the registration named name, whose counts go beyond what
 // the API server sees (syncs, answers that would have changed a child, stale reads); nil under
 // Metacontroller.
-func (w *world) standIn(name string) *localcluster.ContractController {
+func (w *world) standIn(name string) *mcstandin.Controller {
 	return w.controllers[name]
 }
 
@@ -362,23 +363,25 @@ func (w *world) controllerDiagnosis(name string) string {
 
 // waitPod waits until pred accepts the pod (nil when it does not exist).
 func (w *world) waitPod(name, want string, pred func(*corev1.Pod) bool) error {
-	var last *corev1.Pod
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
+	// A pod that does not exist is nil to pred, which may be waiting for exactly that.
+	get := func(context.Context) (*corev1.Pod, error) {
 		pod, err := w.pod(name)
 		if err != nil {
-			pod = nil
+			return nil, nil
 		}
-		last = pod
-		return pred(pod), nil
-	})
-	if err == nil {
-		return nil
+		return pod, nil
 	}
-	seen := "no such pod"
-	if last != nil {
-		seen = fmt.Sprintf("phase %s, deleting %v", last.Status.Phase, last.DeletionTimestamp != nil)
+	describe := func(pod *corev1.Pod) string {
+		if pod == nil {
+			return "no such pod"
+		}
+		return fmt.Sprintf("phase %s, deleting %v", pod.Status.Phase, pod.DeletionTimestamp != nil)
 	}
-	return fmt.Errorf("pod %s/%s: want %s within %s; saw %s", w.ns, name, want, waitTimeout, seen)
+	_, err := harness.WaitFor(context.Background(), waitTimeout, want, get, pred, describe)
+	if err != nil {
+		return fmt.Errorf("pod %s/%s: %w", w.ns, name, err)
+	}
+	return nil
 }
 
 func podGone(pod *corev1.Pod) bool { return pod == nil }

@@ -24,7 +24,8 @@ import (
 	restclient "k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
@@ -98,7 +99,7 @@ func makeNamespace(t *testing.T, prefix string, create func(ctx context.Context,
 }
 
 func (n *namespace) kubectl(args ...string) (string, error) {
-	return localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, append([]string{"--namespace", n.name}, args...)...)
+	return kubectl.Run(context.Background(), shared.stack.Kubeconfig, append([]string{"--namespace", n.name}, args...)...)
 }
 
 // applyExample applies a file of examples/ exactly as a user would (on the real node, as a user
@@ -201,19 +202,14 @@ func (n *namespace) waitAppState(name, state string, timeout time.Duration, obse
 	return n.waitFor(sparkApplications, name, "state "+state, timeout, func(app *unstructured.Unstructured) bool {
 		got := appState(app)
 		if got != state && (got == "FAILED" || got == "COMPLETED") {
-			n.t.Fatalf("SparkApplication %s/%s: want %s, ended %s: %s", n.name, name, state, got, nestedString(app, "status", "applicationState", "errorMessage"))
+			n.t.Fatalf("SparkApplication %s/%s: want %s, ended %s: %s", n.name, name, state, got, harness.NestedString(app, "status", "applicationState", "errorMessage"))
 		}
 		return got == state
 	}, observers...)
 }
 
 func appState(app *unstructured.Unstructured) string {
-	return nestedString(app, "status", "applicationState", "state")
-}
-
-func nestedString(obj *unstructured.Unstructured, fields ...string) string {
-	s, _, _ := unstructured.NestedString(obj.Object, fields...)
-	return s
+	return harness.NestedString(app, "status", "applicationState", "state")
 }
 
 func (n *namespace) pod(name string) (*corev1.Pod, error) {
@@ -260,7 +256,7 @@ func (n *namespace) dump() string {
 		{stack.SparkhooksNamespace, "app.kubernetes.io/name=sparkhooks"},
 		{stack.MetacontrollerNamespace, "app.kubernetes.io/name=metacontroller-helm"},
 	} {
-		out, err := localcluster.Kubectl(ctx, shared.stack.Kubeconfig, "logs", "--namespace", c.namespace, "--selector", c.selector, "--tail", "-1", "--prefix")
+		out, err := kubectl.Run(ctx, shared.stack.Kubeconfig, "logs", "--namespace", c.namespace, "--selector", c.selector, "--tail", "-1", "--prefix")
 		if err != nil {
 			continue
 		}

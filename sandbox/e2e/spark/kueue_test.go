@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 )
 
 // TestKueueAdmitsOneAtATime is Kueue admission with real Spark: the real Kueue controller, the
@@ -74,7 +74,7 @@ spec:
   clusterQueue: %[1]s
 `, queue, one+one/2))
 	t.Cleanup(func() {
-		_, _ = localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, "delete", "clusterqueue/"+queue, "resourceflavor/"+queue, "--wait=false")
+		_, _ = kubectl.Run(context.Background(), shared.stack.Kubeconfig, "delete", "clusterqueue/"+queue, "resourceflavor/"+queue, "--wait=false")
 	})
 
 	apps := []string{"queued-pi-1", "queued-pi-2"}
@@ -119,9 +119,9 @@ spec:
 
 	for _, name := range []string{running, waiting} {
 		app := n.waitAppState(name, "COMPLETED", 2*appTimeout)
-		driver := nestedString(app, "status", "driverInfo", "podName")
+		driver := harness.NestedString(app, "status", "driverInfo", "podName")
 		if log := n.logs(driver, ""); !strings.Contains(log, "Pi is roughly 3.1") {
-			t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, tail(log, 30))
+			t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, harness.Tail(log, 30))
 		}
 	}
 }
