@@ -41,7 +41,7 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 			objects[c.name] = review.Request.Object
 		}
 	}
-	for _, pattern := range []string{"../../examples/*.yaml", "../../examples/testdata/*.yaml"} {
+	for _, pattern := range []string{"../../examples/*.yaml", "../../examples/apache/*.yaml", "../../examples/testdata/*.yaml"} {
 		files, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		for _, f := range files {
