@@ -15,6 +15,7 @@ const KindSparkApplication = "SparkApplication"
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Namespaced,shortName=sparkapp,singular=sparkapplication
 // +kubebuilder:subresource:status
+// +kubebuilder:storageversion
 // The Apache operator's v1 columns, in its order.
 // +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name=Current State,type=string,JSONPath=`.status.currentState.currentStateSummary`
