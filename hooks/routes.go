@@ -13,7 +13,8 @@ const (
 	SparkClusterSyncPath          = "/sparkcluster/sync"
 	SparkClusterFinalizePath      = "/sparkcluster/finalize"
 	SparkClusterCustomizePath     = "/sparkcluster/customize"
-	// The Apache operator's SparkApplication (spark.apache.org/v1).
+	// ApacheSparkApplicationSyncPath and the two below serve the Apache operator's
+	// SparkApplication (spark.apache.org/v1).
 	ApacheSparkApplicationSyncPath      = "/apachesparkapplication/sync"
 	ApacheSparkApplicationFinalizePath  = "/apachesparkapplication/finalize"
 	ApacheSparkApplicationCustomizePath = "/apachesparkapplication/customize"

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"reflect"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -169,8 +167,6 @@ var loadCRD = sync.OnceValues(func() (*crdschema.Validator, error) {
 
 func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
 
-func (w *world) state() string { return w.app.Status.CurrentState.CurrentStateSummary }
-
 // history is the current attempt's states, in order.
 func (w *world) history() []string { return historyOf(w.app.Status.StateTransitionHistory) }
 
@@ -249,14 +245,3 @@ func (w *world) tolerations() *sparkv1.ApplicationTolerations {
 	}
 	return w.app.Spec.ApplicationTolerations
 }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-var _ = reflect.DeepEqual
