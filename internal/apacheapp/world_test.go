@@ -153,12 +153,7 @@ func (w *world) checkSchema(status []byte) {
 	w.t.Helper()
 	crd, err := loadCRD()
 	require.NoError(w.t, err)
-	obj := map[string]any{}
-	require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, w.app), &obj))
-	st := map[string]any{}
-	require.NoError(w.t, json.Unmarshal(status, &st))
-	obj["status"] = st
-	require.Empty(w.t, crd.Validate(obj), "status rejected by the CRD schema")
+	coretest.CheckStatus(w.t, crd, w.app, status)
 }
 
 var loadCRD = sync.OnceValues(func() (*crdschema.Validator, error) {
