@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	restclient "k8s.io/client-go/rest"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
@@ -108,11 +109,15 @@ func newWorldIn(t *testing.T, namespace func(kubernetes.Interface) string, hookU
 	})
 
 	cfg := shared.stack.Admin
+	// The test acts as a user's kubectl, with kubectl's client limits (50 a second, bursts of
+	// 300), not client-go's 5 a second, which paced tests that create or delete many objects.
+	user := restclient.CopyConfig(cfg)
+	user.QPS, user.Burst = 50, 300
 	w := &world{t: t, controllers: map[string]*mcstandin.Controller{}, stateLogs: map[string]*stateLog{}}
 	var err error
-	w.dyn, err = dynamic.NewForConfig(cfg)
+	w.dyn, err = dynamic.NewForConfig(user)
 	require.NoError(t, err)
-	w.core, err = kubernetes.NewForConfig(cfg)
+	w.core, err = kubernetes.NewForConfig(user)
 	require.NoError(t, err)
 	w.ns = namespace(w.core)
 	w.watchWrites(ctx)
