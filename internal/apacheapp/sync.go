@@ -44,18 +44,9 @@ type parent struct {
 }
 
 func decodeParent(raw json.RawMessage) (*parent, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, metacontroller.RequestErrorf("request has no parent")
-	}
-	app, specErrs, err := sparkv1.DecodeSparkApplication(raw)
+	app, specErrs, err := metacontroller.DecodeParent(raw, sparkv1.GroupVersion.WithKind(sparkv1.KindSparkApplication), true, sparkv1.DecodeSparkApplication)
 	if err != nil {
-		return nil, metacontroller.RequestErrorf("decode parent SparkApplication: %w", err)
-	}
-	if err := metacontroller.CheckParentType(app.TypeMeta, sparkv1.GroupVersion.WithKind(sparkv1.KindSparkApplication)); err != nil {
 		return nil, err
-	}
-	if app.Name == "" || app.UID == "" {
-		return nil, metacontroller.RequestErrorf("parent SparkApplication lacks metadata.name or metadata.uid")
 	}
 	if len(specErrs) == 0 {
 		specErrs = sparkv1.ValidateSparkApplication(app)
