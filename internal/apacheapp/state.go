@@ -89,9 +89,35 @@ func (t *teller) status() sparkv1.ApplicationStatus {
 		st.CurrentAttemptSummary = &sparkv1.ApplicationAttemptSummary{}
 	}
 	for _, s := range t.path(&st) {
-		t.enter(&st, s.state, s.message, t.now)
+		t.enter(&st, s.state, s.message, t.dated(s.state))
 	}
 	return st
+}
+
+// dated is when the application entered state: the instant the core recorded for that step
+// where it has one, so that a sync repeated on a stale read writes the same history.
+func (t *teller) dated(state string) time.Time {
+	var from time.Time
+	cond := func(typ string) {
+		if c := meta.FindStatusCondition(t.core.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
+			from = c.LastTransitionTime.Time
+		}
+	}
+	switch {
+	case state == sparkv1.AppDriverRequested:
+		// Not the condition's time: it stays True from one attempt to the next.
+		from = t.core.LastSubmissionAttemptTime.Time
+	case state == sparkv1.AppDriverStarted:
+		cond(condDriverStarted)
+	case state == sparkv1.AppDriverReady:
+		cond(condDriverReady)
+	case stopping[state]:
+		from = t.core.TerminationTime.Time
+	}
+	if from.IsZero() || from.After(t.now) {
+		return t.now
+	}
+	return from
 }
 
 // finalize records the release of a deleted application's resources.
@@ -360,6 +386,9 @@ func (t *teller) enter(st *sparkv1.ApplicationStatus, state, msg string, at time
 		return
 	}
 	prev := st.CurrentState.CurrentStateSummary
+	if since, err := time.Parse(time.RFC3339, st.CurrentState.LastTransitionTime); err == nil && at.Before(since) {
+		at = since // never before the state it follows
+	}
 	next := sparkv1.ApplicationState{CurrentStateSummary: state, LastTransitionTime: at.UTC().Format(time.RFC3339), Message: truncate(msg)}
 	if stopping[state] && state != sparkv1.AppSucceeded {
 		next.LastObservedDriverStatus = t.driverStatus()
