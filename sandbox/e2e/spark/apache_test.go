@@ -15,15 +15,21 @@ import (
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
-// TestApacheSparkPi runs examples/apache/apache-spark-pi.yaml, the Apache operator's pi.yaml in
-// its spark.apache.org/v1 form (Spark 4.0.1, the image as the sandbox names it), to the end
-// Apache's own e2e assertion expects: the history Submitted, DriverRequested, DriverStarted,
-// DriverReady, RunningHealthy, Succeeded, ResourceReleased, the driver released
-// (resourceRetainPolicy OnFailure), then Expired once ttlAfterStopMillis has passed, for
-// sparkhooks gc to delete.
+// TestApacheSparkPi runs examples/apache/apache-spark-pi.yaml and apache-pyspark-pi.yaml, the
+// Apache operator's pi.yaml and pi-python.yaml in their spark.apache.org/v1 form (Spark 4.0.1,
+// the images as the sandbox names them), to the end Apache's own e2e assertion expects: the
+// history Submitted, DriverRequested, DriverStarted, DriverReady, RunningHealthy, Succeeded,
+// ResourceReleased, the driver released (resourceRetainPolicy OnFailure), and for the one with
+// ttlAfterStopMillis the Expired condition sparkhooks gc deletes it on.
 func TestApacheSparkPi(t *testing.T) {
+	for _, name := range []string{"apache-spark-pi", "apache-pyspark-pi"} {
+		t.Run(name, func(t *testing.T) { runApachePi(t, name) })
+	}
+}
+
+func runApachePi(t *testing.T, name string) {
 	n := newNamespace(t, "apache")
-	data, err := os.ReadFile(filepath.Join(repoRoot, "examples", "apache", "apache-spark-pi.yaml"))
+	data, err := os.ReadFile(filepath.Join(repoRoot, "examples", "apache", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +38,7 @@ func TestApacheSparkPi(t *testing.T) {
 	}
 	var driver string
 	logChecked := false
-	released := n.waitFor(apacheApplications, "apache-spark-pi", "ResourceReleased", appTimeout, func(app *unstructured.Unstructured) bool {
+	released := n.waitFor(apacheApplications, name, "ResourceReleased", appTimeout, func(app *unstructured.Unstructured) bool {
 		if name := harness.NestedString(app, "status", "attempt", "driverInfo", "podName"); name != "" && driver == "" {
 			driver = name
 		}
@@ -58,7 +64,10 @@ func TestApacheSparkPi(t *testing.T) {
 			t.Errorf("driver Pod %s is still there after ResourceReleased", driver)
 		}
 	}
-	n.waitFor(apacheApplications, "apache-spark-pi", "Expired", appTimeout, func(app *unstructured.Unstructured) bool {
+	if ttl, _, _ := unstructured.NestedInt64(released.Object, "spec", "applicationTolerations", "ttlAfterStopMillis"); ttl <= 0 {
+		return
+	}
+	n.waitFor(apacheApplications, name, "Expired", appTimeout, func(app *unstructured.Unstructured) bool {
 		conds, _, _ := unstructured.NestedSlice(app.Object, "status", "conditions")
 		for _, c := range conds {
 			if m, ok := c.(map[string]any); ok && m["type"] == "Expired" && m["status"] == "True" {
