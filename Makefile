@@ -13,8 +13,12 @@ export METACONTROLLER_BIN
 # installs in place of sparkhooks, where the team's shared folder has it.
 KUBEFLOW_SPARK_OPERATOR ?= $(wildcard $(CURDIR)/../shared/kubeflow-spark-operator/v2.5.2)
 export KUBEFLOW_SPARK_OPERATOR
+# The Apache Spark Kubernetes Operator 1.0.0 source tree whose e2e suite (tests/e2e, run with
+# chainsaw) make e2e and make e2e-apache run against the sandbox, where the shared folder has it.
+APACHE_SPARK_OPERATOR ?= $(wildcard $(CURDIR)/../shared/apache-spark-kubernetes-operator/1.0.0)
+export APACHE_SPARK_OPERATOR
 
-.PHONY: run test bench lint golangci-lint generate build krew image image-push image-docker chart-check e2e memload spark-images kueue gateway-api kube helm test-fixtures node airflow
+.PHONY: run test bench lint golangci-lint generate build krew image image-push image-docker chart-check e2e e2e-apache chainsaw memload spark-images kueue gateway-api kube helm test-fixtures node airflow
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
@@ -116,7 +120,7 @@ e2e: spark-images image
 	fixtures=$$(hack/test-fixtures/build.sh) && export $$fixtures && \
 	export SPARKHOOKS_KUEUE_BINARY="$$(hack/kueue/build.sh)" KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \
 	export SPARKHOOKS_NODE_DIR="$$(hack/node/build.sh)" SPARKHOOKS_GATEWAY_API_CRDS="$$(hack/gateway-api/build.sh)" && \
-	export SPARKHOOKS_AIRFLOW_DIR="$$(hack/airflow/build.sh)" && \
+	export SPARKHOOKS_AIRFLOW_DIR="$$(hack/airflow/build.sh)" SPARKHOOKS_CHAINSAW="$$(hack/chainsaw/build.sh)" && \
 	cd sandbox && { \
 		metacontroller=; status=0; \
 		if [ -n "$$METACONTROLLER_BIN" ]; then \
@@ -126,6 +130,19 @@ e2e: spark-images image
 		[ $$status = 0 ] && \
 		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m -skip '$(REALNODE_TESTS)' ./e2e/local/ ./e2e/spark/ && \
 		SPARKHOOKS_E2E_NODE=containerd SPARKHOOKS_IMAGE_ARCHIVE=$(CURDIR)/bin/image.tar $(GO) test $(E2EFLAGS) -tags e2e -count=1 -parallel 4 -timeout 30m -run '$(REALNODE_TESTS)' ./e2e/spark/; }
+
+## e2e-apache: the Apache Spark Kubernetes Operator 1.0.0's own e2e suite (APACHE_SPARK_OPERATOR's
+## tests/e2e, unchanged) run by chainsaw against the real control plane, Metacontroller, the chart and
+## real Spark on the process kubelet: every test, each to the result docs/apache.md records (make
+## e2e runs the ones that pass)
+e2e-apache: spark-images
+	export KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" SPARKHOOKS_CHAINSAW="$$(hack/chainsaw/build.sh)" && \
+	cd sandbox && SPARKHOOKS_APACHE_E2E=all $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 40m -run '^TestApacheChainsaw$$' -v ./e2e/spark/
+
+## chainsaw: Kyverno Chainsaw (github.com/kyverno/chainsaw, pinned), which runs Apache's e2e suite,
+## built once per user into ~/.cache/sparkhooks/chainsaw/<version>; prints its path
+chainsaw:
+	@hack/chainsaw/build.sh
 
 ## airflow: Apache Airflow 3.3.2 with its Kubernetes provider (SparkKubernetesOperator and Sensor),
 ## pinned with hashes in hack/airflow/requirements.txt, in a venv once per user into
@@ -173,7 +190,7 @@ helm:
 test-fixtures:
 	@hack/test-fixtures/build.sh
 
-## spark-images: local stand-ins for the apache/spark 3.5.3, 4.0.1 and 4.3.0 images (filesystem layers
+## spark-images: local stand-ins for the apache/spark 3.5.3, 4.0.1, 4.2.0 and 4.3.0 images (filesystem layers
 ## over the host's root, and images.json) plus the Spark Connect and Kubeflow SDK client venvs, in
 ## .cache/spark-images (SPARK_IMAGES_DIR), ahead of the sandbox's pulls; see hack/spark-images/README.md
 spark-images:

@@ -46,7 +46,7 @@ jdk=${SPARK_IMAGES_JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
 # The Spark distributions: the pyspark sdists carry a full binary distribution (deps/bin,
 # sbin, jars, data, licenses), the release's python/lib zips (lib/) and the pyspark package.
 # The versions make spark-images builds, each sdist pinned by its sha256 in pyspark-<version>.txt.
-pinned=(3.5.3 4.0.1 4.3.0)
+pinned=(3.5.3 4.0.1 4.2.0 4.3.0)
 # The oldest Spark prepared on demand: 3.4 is the first to support both Java 17 and the Python 3.11
 # that pods run here (the host's).
 oldest=3.4.0
