@@ -137,7 +137,7 @@ e2e: spark-images image
 ## e2e runs the ones that pass)
 e2e-apache: spark-images
 	export KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" SPARKHOOKS_CHAINSAW="$$(hack/chainsaw/build.sh)" && \
-	cd sandbox && SPARKHOOKS_APACHE_E2E=all $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 40m -run '^TestApacheChainsaw$$' -v ./e2e/spark/
+	cd sandbox && SPARKHOOKS_APACHE_E2E=all $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 60m -run '^TestApacheChainsaw$$' -v ./e2e/spark/
 
 ## chainsaw: Kyverno Chainsaw (github.com/kyverno/chainsaw, pinned), which runs Apache's e2e suite,
 ## built once per user into ~/.cache/sparkhooks/chainsaw/<version>; prints its path

@@ -22,11 +22,13 @@ import (
 var apacheE2E = []struct {
 	dir string
 	why string
+	// timed: whether it fails depends on when a CronJob runs, so its result is only logged.
+	timed bool
 }{
 	{dir: "driver-start-timeout"},
 	{dir: "resource-retain-on-failure"},
 	{dir: "state-transition"},
-	{dir: "resource-retain-duration", why: "waits 60 s for the application's deletion after ResourceReleased; sparkhooks gc deletes it once ttlAfterStopMillis has passed, on the chart's gc schedule (every five minutes)"},
+	{dir: "resource-retain-duration", why: "waits 60 s for the application's deletion after ResourceReleased; sparkhooks gc deletes it once ttlAfterStopMillis has passed, on the chart's gc schedule (every five minutes)", timed: true},
 	{dir: "spark-versions", why: "asserts the driver label spark-app-name: spark (Spark's default name; sparkhooks names the application) and the ConfigMap <name>-0-spark-drv-conf-map (sparkhooks' is content-addressed)"},
 	{dir: "python", why: "as spark-versions, and runs examples/src/main/python/streaming/network_wordcount.py, which the sandbox's images do not have (only pi.py)"},
 	{dir: "resource-selector", why: "configures Apache's operator (its label selector, set by its Helm values): asserts the application has no status until labelled foo=bar; sparkhooks syncs every application of a job namespace"},
@@ -80,21 +82,28 @@ func TestApacheChainsaw(t *testing.T) {
 			continue
 		}
 		t.Run(test.dir, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, chainsaw, "test", "--no-color", "--config", config,
-				"--kube-config", shared.stack.Kubeconfig, "--test-dir", filepath.Join(release, "tests", "e2e", test.dir))
-			// The suite's scripts run kubectl (and jq) on this cluster.
+				"--test-dir", filepath.Join(release, "tests", "e2e", test.dir))
+			// Chainsaw and the suite's scripts (kubectl, jq) work on this cluster.
 			cmd.Env = append(os.Environ(), "KUBECONFIG="+shared.stack.Kubeconfig)
 			started := time.Now()
 			out, err := cmd.CombinedOutput()
 			took := time.Since(started).Round(time.Second)
+			passed := err == nil && !strings.Contains(string(out), "- Passed  tests 0\n")
+			// Chainsaw ran the test, which failed (not chainsaw refusing its flags or the files).
+			failed := err != nil && strings.Contains(string(out), "Done with failures.")
 			switch {
-			case err != nil && test.why == "":
+			case !passed && !failed:
+				t.Errorf("chainsaw %s ran no test (%v):\n%s", test.dir, err, harness.Tail(string(out), 40))
+			case failed && test.why == "":
 				t.Errorf("chainsaw %s failed after %s: %v\n%s", test.dir, took, err, harness.Tail(string(out), 80))
-			case err == nil && test.why != "":
+			case passed && test.why != "" && !test.timed:
 				t.Errorf("chainsaw %s passed in %s, recorded as failing (%s): update apacheE2E and docs/apache.md", test.dir, took, test.why)
-			case err != nil:
+			case passed && test.why != "":
+				t.Logf("chainsaw %s passed in %s this time (the CronJob ran in time)", test.dir, took)
+			case failed:
 				t.Logf("chainsaw %s fails as recorded (%s) after %s; its last lines:\n%s", test.dir, test.why, took, harness.Tail(strings.TrimSpace(string(out)), 15))
 			default:
 				t.Logf("chainsaw %s passed in %s", test.dir, took)
