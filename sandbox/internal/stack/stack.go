@@ -194,8 +194,8 @@ type Stack struct {
 	// (operators.go); operator is the one installed now.
 	options  Options
 	operator Operator
-	cancel    context.CancelFunc
-	running   sync.WaitGroup
+	cancel   context.CancelFunc
+	running  sync.WaitGroup
 }
 
 // Start starts the cluster and returns once the charts are installed and their Pods are ready.
