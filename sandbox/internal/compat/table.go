@@ -57,9 +57,9 @@ func ParseTable(doc []byte) ([]Row, error) {
 		if r.Object == "" || r.Why == "" {
 			return nil, fmt.Errorf("line %d: a row needs an object and a reason", line)
 		}
-		if c := unquote(cells[2]); c != "all" {
-			for _, name := range strings.Split(c, ",") {
-				r.Cases = append(r.Cases, strings.TrimSpace(unquote(strings.TrimSpace(name))))
+		if unquote(cells[2]) != "all" {
+			for _, name := range strings.Split(cells[2], ",") {
+				r.Cases = append(r.Cases, unquote(strings.TrimSpace(name)))
 			}
 		}
 		r.object, r.field = glob(r.Object), glob(r.Field)
