@@ -214,9 +214,9 @@ func normalizeStrings(m map[string]string) map[string]string {
 }
 
 // placeholders replace what differs from one run of the same application to the next, in this
-// order: times, Spark application ids, uuids (submission ids), the random part of the names
-// Spark gives its resources, the suffix of the service-account token volume, addresses,
-// epoch milliseconds.
+// order: times, Spark application ids, uuids (submission ids), the hex part of the names Spark
+// (16 digits, random) and sparkhooks (8 to 10, from the attempt or the content) give
+// resources, the suffix of the service-account token volume, addresses, epoch milliseconds.
 var placeholders = []struct {
 	re   *regexp.Regexp
 	with string
@@ -224,7 +224,7 @@ var placeholders = []struct {
 	{regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`), "<time>"},
 	{regexp.MustCompile(`spark-[0-9a-f]{32}`), "spark-<app-id>"},
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<uuid>"},
-	{regexp.MustCompile(`-[0-9a-f]{16}(-|$|")`), "-<hash>$1"},
+	{regexp.MustCompile(`-[0-9a-f]{8,16}(-|$|")`), "-<hash>$1"},
 	{regexp.MustCompile(`kube-api-access-[a-z0-9]{5}`), "kube-api-access-<random>"},
 	{regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b`), "<ip>"},
 	{regexp.MustCompile(`\b1\d{12}\b`), "<epoch-ms>"},

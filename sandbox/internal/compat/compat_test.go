@@ -42,7 +42,7 @@ func TestFlatten(t *testing.T) {
 }
 
 func TestNormalize(t *testing.T) {
-	in := mustObject(t, `{"metadata":{"name":"spark-pi-3f2a9c8d7e6b5a41-exec-1","uid":"0d1c5b2e-8a3f-4e6d-9c7b-1a2b3c4d5e6f","resourceVersion":"42","creationTimestamp":"2026-12-07T10:00:00Z","generation":1,"managedFields":[]},
+	in := mustObject(t, `{"metadata":{"name":"spark-pi-3f2a9c8d7e6b5a41-exec-1","labels":{"a":"spark-pi-703b0173","b":"pi-fb92690813-conf","c":"abc-1234567"},"uid":"0d1c5b2e-8a3f-4e6d-9c7b-1a2b3c4d5e6f","resourceVersion":"42","creationTimestamp":"2026-12-07T10:00:00Z","generation":1,"managedFields":[]},
 		"spec":{"volumes":[{"name":"kube-api-access-x7k2p"},{"name":"spark-conf","configMap":{"name":"spark-drv-3f2a9c8d7e6b5a41-conf-map"}}],
 		"containers":[{"env":[{"name":"SPARK_APPLICATION_ID","value":"spark-0123456789abcdef0123456789abcdef"},{"name":"IP","value":"10.219.201.7"},{"name":"T","value":"1765101600123"}]}]},
 		"status":{"lastSubmissionAttemptTime":"2026-12-07T10:00:00.123456Z"}}`)
@@ -50,7 +50,7 @@ func TestNormalize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := mustObject(t, `{"metadata":{"name":"spark-pi-<hash>-exec-1"},
+	want := mustObject(t, `{"metadata":{"name":"spark-pi-<hash>-exec-1","labels":{"a":"spark-pi-<hash>","b":"pi-<hash>-conf","c":"abc-1234567"}},
 		"spec":{"volumes":[{"name":"kube-api-access-<random>"},{"name":"spark-conf","configMap":{"name":"spark-drv-<hash>-conf-map"}}],
 		"containers":[{"env":[{"name":"SPARK_APPLICATION_ID","value":"spark-<app-id>"},{"name":"IP","value":"<ip>"},{"name":"T","value":"<epoch-ms>"}]}]},
 		"status":{"lastSubmissionAttemptTime":"<time>"}}`)
