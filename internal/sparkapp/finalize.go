@@ -3,7 +3,7 @@ package sparkapp
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -50,7 +50,7 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	rules := []metacontroller.RelatedResourceRule{{
 		APIVersion:    "v1",
 		Resource:      "pods",
-		LabelSelector: &metav1.LabelSelector{MatchLabels: driver.ExecutorSelector(app)},
+		LabelSelector: &metav1.LabelSelector{MatchLabels: children.ExecutorSelector(app)},
 	}}
 	if app.Labels[kueue.QueueNameLabel] != "" && metacontroller.DeclaresChild(req.Controller, kueue.APIVersion, kueue.WorkloadResource) {
 		rules = append(rules, kueue.RelatedRules()...)

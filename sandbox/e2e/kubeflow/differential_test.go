@@ -21,7 +21,7 @@ import (
 	restclient "k8s.io/client-go/rest"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/compat"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
@@ -143,13 +143,13 @@ func run(t *testing.T, core kubernetes.Interface, dyn dynamic.Interface, c corpu
 	defer cleanUp(t, core, dyn, c)
 	defer r.stop()
 	applied := time.Now()
-	if out, err := kubectl("apply", "--namespace", namespace, "-f", c.path); err != nil {
+	if out, err := adminKubectl("apply", "--namespace", namespace, "-f", c.path); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	states, err := r.waitForEnd(appTimeout)
 	if err != nil {
-		out, _ := kubectl("get", "sparkapplication", c.app, "--namespace", namespace, "-o", "yaml")
-		pods, _ := kubectl("get", "pods", "--namespace", namespace, "-o", "wide")
+		out, _ := adminKubectl("get", "sparkapplication", c.app, "--namespace", namespace, "-o", "yaml")
+		pods, _ := adminKubectl("get", "pods", "--namespace", namespace, "-o", "wide")
 		t.Fatalf("%v\n%s\n%s", err, out, pods)
 	}
 	// What an operator writes after the terminal state (the executors' last states) lands
@@ -191,7 +191,7 @@ func cleanUp(t *testing.T, core kubernetes.Interface, dyn dynamic.Interface, c c
 		return true, nil
 	})
 	if err != nil {
-		out, _ := kubectl("get", "all,configmaps", "--namespace", namespace)
+		out, _ := adminKubectl("get", "all,configmaps", "--namespace", namespace)
 		t.Errorf("%s: not all gone after 2 minutes:\n%s", c.app, out)
 	}
 }
@@ -272,6 +272,6 @@ func removeExtraAccount(ctx context.Context, core kubernetes.Interface) error {
 	)
 }
 
-func kubectl(args ...string) (string, error) {
-	return localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, args...)
+func adminKubectl(args ...string) (string, error) {
+	return kubectl.Run(context.Background(), shared.stack.Kubeconfig, args...)
 }

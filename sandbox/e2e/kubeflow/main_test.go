@@ -28,7 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/klogsink"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/sparkimages"
@@ -97,7 +97,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer logFile.Close()
-	localcluster.RedirectLogs(logFile)
+	klogsink.Redirect(logFile)
 	var logMu sync.Mutex
 	logf := func(format string, args ...any) {
 		logMu.Lock()

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 )
 
 // Operator names what runs the cluster's SparkApplications.
@@ -112,10 +112,10 @@ func (s *Stack) InstallSparkhooks(ctx context.Context) error {
 // applyCRDsOver applies the CRDs in dir server-side, taking their fields over from whoever
 // applied them before (the other operator's chart), and waits until they are established.
 func (s *Stack) applyCRDsOver(ctx context.Context, dir string) error {
-	if out, err := localcluster.Kubectl(ctx, s.Kubeconfig, "apply", "--server-side", "--force-conflicts", "-f", dir); err != nil {
+	if out, err := kubectl.Run(ctx, s.Kubeconfig, "apply", "--server-side", "--force-conflicts", "-f", dir); err != nil {
 		return fmt.Errorf("applying the CRDs in %s: %w: %s", dir, err, out)
 	}
-	if out, err := localcluster.Kubectl(ctx, s.Kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", "-f", dir); err != nil {
+	if out, err := kubectl.Run(ctx, s.Kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", "-f", dir); err != nil {
 		return fmt.Errorf("the CRDs in %s are not established: %w: %s", dir, err, out)
 	}
 	return nil
