@@ -103,12 +103,13 @@ func Compare(kubeflow, sparkhooks Capture) ([]Difference, error) {
 		object string
 		k, s   []map[string]any
 		data   bool
-	}{{"service", kubeflow.Services, sparkhooks.Services, false}, {"configmap", kubeflow.ConfigMaps, sparkhooks.ConfigMaps, true}} {
-		k, err := byName(kind.k, kind.data)
+		key    func(string) string
+	}{{"service", kubeflow.Services, sparkhooks.Services, false, serviceKey}, {"configmap", kubeflow.ConfigMaps, sparkhooks.ConfigMaps, true, nil}} {
+		k, err := byName(kind.k, kind.data, kind.key)
 		if err != nil {
 			return nil, err
 		}
-		s, err := byName(kind.s, kind.data)
+		s, err := byName(kind.s, kind.data, kind.key)
 		if err != nil {
 			return nil, err
 		}
@@ -133,8 +134,20 @@ func Compare(kubeflow, sparkhooks Capture) ([]Difference, error) {
 	return diffs, nil
 }
 
-// byName flattens objects by their normalised names.
-func byName(objects []map[string]any, data bool) (map[string]map[string]string, error) {
+// DriverService is the name under which Compare compares the two operators' headless driver
+// Services, named <random prefix>-driver-svc by Spark and <app>-driver-svc by sparkhooks: their
+// names then differ in metadata.name only.
+const DriverService = "<driver-svc>"
+
+func serviceKey(name string) string {
+	if strings.HasSuffix(name, "-driver-svc") {
+		return DriverService
+	}
+	return name
+}
+
+// byName flattens objects by their normalised names, or the key key gives a name.
+func byName(objects []map[string]any, data bool, key func(string) string) (map[string]map[string]string, error) {
 	out := map[string]map[string]string{}
 	for _, o := range objects {
 		normal, err := Normalize(o)
@@ -142,6 +155,9 @@ func byName(objects []map[string]any, data bool) (map[string]map[string]string, 
 			return nil, err
 		}
 		name, _ := nested(normal, "metadata", "name").(string)
+		if key != nil {
+			name = key(name)
+		}
 		flat, err := flattenObject(o, data)
 		if err != nil {
 			return nil, err
