@@ -124,10 +124,16 @@ func (r *recorder) stop() {
 }
 
 // terminalStates end an application: no operator acts on it again.
-var terminalStates = map[string]bool{"COMPLETED": true, "FAILED": true, "SUBMISSION_FAILED": true}
+var terminalStates = map[string]bool{"COMPLETED": true, "FAILED": true}
+
+// submissionFailedFor is how long SUBMISSION_FAILED must stay to count as the end: with retries
+// left, both operators submit again (the corpus' retry intervals are a second or two).
+const submissionFailedFor = 20 * time.Second
 
 // waitForEnd waits until the application reaches a terminal state, and returns its states so far.
 func (r *recorder) waitForEnd(timeout time.Duration) ([]string, error) {
+	var changed time.Time
+	seen := 0
 	for deadline := time.Now().Add(timeout); ; time.Sleep(250 * time.Millisecond) {
 		r.mu.Lock()
 		states, errs := append([]string(nil), r.states...), r.errs
@@ -135,7 +141,13 @@ func (r *recorder) waitForEnd(timeout time.Duration) ([]string, error) {
 		if len(errs) > 0 {
 			return states, errs[0]
 		}
+		if len(states) != seen {
+			seen, changed = len(states), time.Now()
+		}
 		if len(states) > 0 && terminalStates[states[len(states)-1]] {
+			return states, nil
+		}
+		if len(states) > 0 && states[len(states)-1] == "SUBMISSION_FAILED" && time.Since(changed) > submissionFailedFor {
 			return states, nil
 		}
 		if time.Now().After(deadline) {

@@ -4,9 +4,11 @@ package kubeflow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +75,7 @@ func TestSameApplicationsUnderBothOperators(t *testing.T) {
 		for _, c := range cases {
 			t.Run(string(operator)+"/"+c.name, func(t *testing.T) {
 				captures[operator][c.name] = run(t, core, dyn, c)
+				keep(t, operator, c, captures[operator][c.name])
 			})
 		}
 	}
@@ -88,6 +91,7 @@ func TestSameApplicationsUnderBothOperators(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("states: Kubeflow %v, sparkhooks %v", kubeflow.States, sparkhooks.States)
 			unexplained := compat.Unexplained(rows, c.name, diffs, used)
 			t.Logf("%d differences, %d of them in %s", len(diffs), len(diffs)-len(unexplained), compatTable)
 			for _, d := range unexplained {
@@ -106,6 +110,22 @@ func TestSameApplicationsUnderBothOperators(t *testing.T) {
 				t.Logf("%s:%d: the row %s / %s explains no difference of this subset", compatTable, r.Line, r.Object, r.Field)
 			}
 		}
+	}
+}
+
+// keep writes a capture into the work directory (kept with SPARKHOOKS_E2E_KEEP=1), to read what
+// an operator made beyond the differences.
+func keep(t *testing.T, operator stack.Operator, c corpusCase, capture compat.Capture) {
+	data, err := json.MarshalIndent(capture, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(shared.dir, "captures", string(operator), strings.NewReplacer(":", "-", "/", "-").Replace(c.name)+".json")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -28,8 +28,8 @@ type Row struct {
 var tableHeader = []string{"object", "field", "cases", "kubeflow", "sparkhooks", "why"}
 
 // ParseTable reads the differences table of a Markdown document: the table whose header is
-// object | field | cases | Kubeflow | sparkhooks | why. Backquotes around a cell are dropped;
-// cases is "all" or a comma-separated list. A row without an object or a reason is an error.
+// object | field | cases | Kubeflow | sparkhooks | why. Backquotes in the first three cells are
+// dropped (no name or path has one); cases is "all" or a comma-separated list. A row without an object or a reason is an error.
 func ParseTable(doc []byte) ([]Row, error) {
 	var rows []Row
 	in, found := false, false
@@ -59,7 +59,7 @@ func ParseTable(doc []byte) ([]Row, error) {
 		}
 		if unquote(cells[2]) != "all" {
 			for _, name := range strings.Split(cells[2], ",") {
-				r.Cases = append(r.Cases, unquote(strings.TrimSpace(name)))
+				r.Cases = append(r.Cases, unquote(name))
 			}
 		}
 		r.object, r.field = glob(r.Object), glob(r.Field)
@@ -112,10 +112,7 @@ func splitRow(text string) []string {
 }
 
 func unquote(cell string) string {
-	if len(cell) >= 2 && strings.HasPrefix(cell, "`") && strings.HasSuffix(cell, "`") {
-		return cell[1 : len(cell)-1]
-	}
-	return cell
+	return strings.TrimSpace(strings.ReplaceAll(cell, "`", ""))
 }
 
 func equalFold(cells, want []string) bool {

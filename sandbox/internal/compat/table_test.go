@@ -11,7 +11,7 @@ func TestParseTable(t *testing.T) {
 		"| object | field | cases | Kubeflow | sparkhooks | why |\n" +
 		"|---|---|---|---|---|---|\n" +
 		"| driver pod | `metadata.labels[sparkoperator.k8s.io/*]` | all | set | not set | reason one |\n" +
-		"| `service *-ui-svc` |  | `kubeflow:examples/spark-pi.yaml`, `sparkhooks:examples/spark-pi.yaml` | made | not made | reason two |\n" +
+		"| service `*-ui-svc` |  | `kubeflow:examples/spark-pi.yaml`, `sparkhooks:examples/spark-pi.yaml` | made | not made | reason two |\n" +
 		"\nafter\n| object | field | cases | Kubeflow | sparkhooks | why |\n|---|---|---|---|---|---|\n| ignored | x | all | a | b | c |\n"
 	rows, err := ParseTable([]byte(doc))
 	if err != nil {
