@@ -16,19 +16,16 @@ package kubeflow
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/klogsink"
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/sparkimages"
@@ -53,21 +50,18 @@ func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
-func runMain(m *testing.M) int {
+func runMain(m *testing.M) (code int) {
 	release, metacontroller := os.Getenv("KUBEFLOW_SPARK_OPERATOR"), os.Getenv("METACONTROLLER_BIN")
 	if release == "" || metacontroller == "" {
 		fmt.Fprintln(os.Stderr, "kubeflow e2e: skipped: KUBEFLOW_SPARK_OPERATOR and METACONTROLLER_BIN must name the Kubeflow Spark Operator's release and Metacontroller (make finds them in ../shared)")
 		return 0
 	}
-	if os.Geteuid() != 0 {
-		fmt.Fprintln(os.Stderr, "kubeflow e2e: the process kubelet needs root (mount and network namespaces)")
+	suite, err := harness.Prepare("kubeflow e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	kubeBinDir, helm := os.Getenv("KUBE_BIN_DIR"), os.Getenv("HELM")
-	if kubeBinDir == "" || helm == "" {
-		fmt.Fprintln(os.Stderr, "kubeflow e2e: KUBE_BIN_DIR and HELM must name the control plane and Helm: make e2e sets them (make kube, make helm)")
-		return 1
-	}
+	defer func() { code = suite.Close(code) }()
 	imagesDir := os.Getenv("SPARK_IMAGES_DIR")
 	if imagesDir == "" {
 		imagesDir = filepath.Join(repoRoot, ".cache", "spark-images")
@@ -78,44 +72,15 @@ func runMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "kubeflow e2e: %v\nPrepare the local Spark images first: make spark-images\n", err)
 		return 1
 	}
-	dir, err := os.MkdirTemp("", "sparkhooks-kubeflow-e2e-")
+	logf := suite.Logf
+	binary, err := suite.BuildSparkhooks(repoRoot, raceEnabled)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "kubeflow e2e:", err)
-		return 1
-	}
-	keep := os.Getenv("SPARKHOOKS_E2E_KEEP") == "1"
-	defer func() {
-		if keep {
-			fmt.Fprintf(os.Stderr, "kubeflow e2e: work directory kept: %s\n", dir)
-			return
-		}
-		os.RemoveAll(dir)
-	}()
-	logFile, err := os.Create(filepath.Join(dir, "cluster.log"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kubeflow e2e:", err)
-		return 1
-	}
-	defer logFile.Close()
-	klogsink.Redirect(logFile)
-	var logMu sync.Mutex
-	logf := func(format string, args ...any) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		fmt.Fprintf(logFile, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
-	}
-	binary := filepath.Join(dir, "sparkhooks")
-	args := []string{"build", "-C", repoRoot, "-o", binary}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	if out, err := exec.Command("go", append(args, "./cmd/sparkhooks")...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "kubeflow e2e: building sparkhooks: %v\n%s", err, out)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	network, err := prockubelet.NewNetwork(ctx, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))))
+	network, err := harness.NewNetwork(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubeflow e2e:", err)
 		return 1
@@ -123,7 +88,7 @@ func runMain(m *testing.M) int {
 	defer network.Close()
 	script, _ := filepath.Abs(filepath.Join(repoRoot, "hack", "spark-images", "build.sh"))
 	s, err := stack.Start(ctx, stack.Options{
-		Dir: filepath.Join(dir, "cluster"), KubeBinDir: kubeBinDir, Helm: helm,
+		Dir: filepath.Join(suite.Dir, "cluster"), KubeBinDir: suite.KubeBinDir, Helm: suite.Helm,
 		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1"}, Sparkhooks: binary,
 		Metacontroller: metacontroller, MetacontrollerChart: filepath.Join(filepath.Dir(metacontroller), "helm", "metacontroller"),
 		MetacontrollerValues: filepath.Join(repoRoot, "chart", "metacontroller-values.yaml"),
@@ -140,15 +105,11 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer s.Stop()
-	shared.stack, shared.release, shared.dir = s, release, dir
+	shared.stack, shared.release, shared.dir = s, release, suite.Dir
 	// Kubeflow's chart as its README installs it, with its defaults (its driver account
 	// spark-operator-spark, its webhook, its UI Services).
 	shared.kubeflow = &stack.KubeflowOperator{Chart: filepath.Join(release, "chart")}
-	code := m.Run()
-	if code != 0 && !keep {
-		fmt.Fprintln(os.Stderr, "kubeflow e2e: set SPARKHOOKS_E2E_KEEP=1 to keep the logs (cluster.log, cluster/logs/, pod logs) of a run")
-	}
-	return code
+	return m.Run()
 }
 
 // javaToolOptions has every JVM compile with C1 only, as in sandbox/e2e/spark (quickStartJVMs
