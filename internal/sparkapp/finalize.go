@@ -3,6 +3,7 @@ package sparkapp
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
@@ -47,6 +48,12 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	if err != nil {
 		return nil, err
 	}
+	return CustomizeTranslated(req, app), nil
+}
+
+// CustomizeTranslated is the customize hook of an application of another API translated into
+// app (see SyncTranslated).
+func CustomizeTranslated(req *metacontroller.CustomizeRequest, app *v1beta2.SparkApplication) *metacontroller.CustomizeResponse {
 	rules := []metacontroller.RelatedResourceRule{{
 		APIVersion:    "v1",
 		Resource:      "pods",
@@ -57,5 +64,5 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	}
 	rules = append(rules, namespaceRule(app))
 	rules = append(rules, admissionRules(app.Namespace, rules)...)
-	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil
+	return &metacontroller.CustomizeResponse{RelatedResources: rules}
 }
