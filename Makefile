@@ -121,7 +121,7 @@ e2e: spark-images image
 		metacontroller=; status=0; \
 		if [ -n "$$METACONTROLLER_BIN" ]; then \
 			SPARKHOOKS_E2E_CONTROLLER=metacontroller $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 20m ./e2e/ & metacontroller=$$!; fi; \
-		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 2 -timeout 20m ./internal/localcluster/... ./internal/stack/... ./e2e/ ./e2e/harness/... ./e2e/sparkctl/ || status=$$?; \
+		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 2 -timeout 20m ./internal/mcstandin/... ./internal/stack/... ./e2e/ ./e2e/harness/... ./e2e/sparkctl/ || status=$$?; \
 		if [ -n "$$metacontroller" ]; then wait $$metacontroller || status=$$?; fi; \
 		[ $$status = 0 ] && \
 		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m -skip '$(REALNODE_TESTS)' ./e2e/local/ ./e2e/spark/ && \

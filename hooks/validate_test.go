@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 
-	"github.com/sparkhooks/sparkhooks/internal/httpbench"
 	"github.com/sparkhooks/sparkhooks/internal/metrics"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/httpbench"
 )
 
 const validateTestdata = "../testdata/validate"

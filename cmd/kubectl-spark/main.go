@@ -9,8 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/sparkhooks/sparkhooks/internal/sparkctl"
-	"github.com/sparkhooks/sparkhooks/internal/sparkctl/staging"
+	"github.com/sparkhooks/sparkhooks/cmd/kubectl-spark/internal/sparkctl"
+	"github.com/sparkhooks/sparkhooks/cmd/kubectl-spark/internal/sparkctl/staging"
 )
 
 func main() {

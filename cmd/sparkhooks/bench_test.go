@@ -9,8 +9,8 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/hooks"
 	"github.com/sparkhooks/sparkhooks/internal/hook"
-	"github.com/sparkhooks/sparkhooks/internal/httpbench"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/httpbench"
 )
 
 // BenchmarkSparkApplicationSyncHTTP posts the sync request of a new SparkApplication to the

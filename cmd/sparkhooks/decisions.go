@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
@@ -49,7 +49,7 @@ func addDecisionFlags(f *envDefault, o *decisionOptions) {
 		`Gateways of every HTTPRoute and GRPCRoute whose spec names none, as a JSON array, e.g. [{"name":"public","namespace":"gateways","sectionName":"https"}]`)
 	f.list(&o.spark.Driver.Routes.HTTPRouteHostnames, "http-route-hostnames", "SPARKHOOKS_HTTP_ROUTE_HOSTNAMES",
 		"comma-separated hostnames of every UI HTTPRoute whose spec sets none, with {{$appName}}, {{$appNamespace}} and {{$appId}} (empty: every host of the Gateway listener)")
-	f.string(&o.spark.Driver.Routes.HTTPRoutePathPrefix, "http-route-path-prefix", "SPARKHOOKS_HTTP_ROUTE_PATH_PREFIX", driver.DefaultHTTPRoutePathPrefix,
+	f.string(&o.spark.Driver.Routes.HTTPRoutePathPrefix, "http-route-path-prefix", "SPARKHOOKS_HTTP_ROUTE_PATH_PREFIX", children.DefaultHTTPRoutePathPrefix,
 		"path of every UI HTTPRoute whose spec sets none, with {{$appName}}, {{$appNamespace}} and {{$appId}}; the route strips it and Spark's links carry it (spark.ui.proxyBase)")
 	f.list(&o.spark.Driver.KubeSchedulerNames, "kube-scheduler-names", "SPARKHOOKS_KUBE_SCHEDULER_NAMES",
 		"comma-separated kube-scheduler profiles that gang-schedule with the scheduler-plugins coscheduling plugin: an application whose batch scheduler is one of them gets a scheduling.x-k8s.io PodGroup (needs the registration to declare them)")
@@ -142,7 +142,7 @@ func (o decisionOptions) validate() error {
 
 // validateRouteDefaults checks the Gateway API defaults as a spec's would be checked, so that a
 // mistake stops the server at start rather than failing every application.
-func validateRouteDefaults(r driver.RouteSettings) error {
+func validateRouteDefaults(r children.RouteSettings) error {
 	defaults := &v1beta2.HTTPRouteConfiguration{ParentRefs: r.ParentRefs, Hostnames: r.HTTPRouteHostnames, PathPrefix: r.HTTPRoutePathPrefix}
 	if errs := v1beta2.ValidateHTTPRouteConfiguration(defaults, field.NewPath("defaults")); len(errs) > 0 {
 		flags := strings.NewReplacer("defaults.parentRefs", "--gateway-parent-refs", "defaults.hostnames", "--http-route-hostnames", "defaults.pathPrefix", "--http-route-path-prefix")

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 )
 
 func TestDefaultTimeToLiveFlag(t *testing.T) {
@@ -47,15 +47,15 @@ func TestGatewayRouteFlags(t *testing.T) {
 		name    string
 		env     map[string]string
 		args    []string
-		want    driver.RouteSettings
+		want    children.RouteSettings
 		wantErr string
 	}{
-		{name: "off by default", want: driver.RouteSettings{HTTPRoutePathPrefix: driver.DefaultHTTPRoutePathPrefix}},
+		{name: "off by default", want: children.RouteSettings{HTTPRoutePathPrefix: children.DefaultHTTPRoutePathPrefix}},
 		{name: "every application", args: []string{"--ui-http-route", `--gateway-parent-refs=[{"name":"public","namespace":"gateways","sectionName":"https"}]`, "--http-route-hostnames=spark.example.com,{{$appName}}.spark.example.com", "--http-route-path-prefix=/spark/{{$appName}}"},
-			want: driver.RouteSettings{UIHTTPRoute: true, ParentRefs: []v1beta2.GatewayParentReference{{Name: "public", Namespace: "gateways", SectionName: "https"}},
+			want: children.RouteSettings{UIHTTPRoute: true, ParentRefs: []v1beta2.GatewayParentReference{{Name: "public", Namespace: "gateways", SectionName: "https"}},
 				HTTPRouteHostnames: []string{"spark.example.com", "{{$appName}}.spark.example.com"}, HTTPRoutePathPrefix: "/spark/{{$appName}}"}},
 		{name: "from the environment", env: map[string]string{"SPARKHOOKS_GATEWAY_PARENT_REFS": `[{"name":"gw"}]`},
-			want: driver.RouteSettings{ParentRefs: []v1beta2.GatewayParentReference{{Name: "gw"}}, HTTPRoutePathPrefix: driver.DefaultHTTPRoutePathPrefix}},
+			want: children.RouteSettings{ParentRefs: []v1beta2.GatewayParentReference{{Name: "gw"}}, HTTPRoutePathPrefix: children.DefaultHTTPRoutePathPrefix}},
 		{name: "every application needs a Gateway", args: []string{"--ui-http-route"}, wantErr: "--ui-http-route needs --gateway-parent-refs"},
 		{name: "bad Gateway", args: []string{`--gateway-parent-refs=[{"namespace":"gw"}]`}, wantErr: "--gateway-parent-refs[0].name: Required value"},
 		{name: "bad hostname", args: []string{"--http-route-hostnames=Spark.example.com"}, wantErr: "--http-route-hostnames[0]"},

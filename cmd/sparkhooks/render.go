@@ -17,7 +17,7 @@ import (
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/schedule"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
@@ -202,7 +202,7 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 		req.Children["PodGroup.scheduling.volcano.sh/v1beta1"] = map[string]json.RawMessage{}
 	}
 	if ro.gatewayAPI {
-		req.Children["HTTPRoute."+driver.GatewayAPIVersion] = map[string]json.RawMessage{}
+		req.Children["HTTPRoute."+children.GatewayAPIVersion] = map[string]json.RawMessage{}
 	}
 	if ro.schedulerPluginsPodGroups {
 		req.Children["PodGroup.scheduling.x-k8s.io/v1alpha1"] = map[string]json.RawMessage{}
@@ -229,8 +229,8 @@ func renderConnect(parent []byte, name string, now time.Time, o decisionOptions,
 		Children: metacontroller.ChildMap{"Pod.v1": {}, "ConfigMap.v1": {}, "Service.v1": {}},
 	}
 	if gatewayAPI {
-		req.Children["HTTPRoute."+driver.GatewayAPIVersion] = map[string]json.RawMessage{}
-		req.Children["GRPCRoute."+driver.GatewayAPIVersion] = map[string]json.RawMessage{}
+		req.Children["HTTPRoute."+children.GatewayAPIVersion] = map[string]json.RawMessage{}
+		req.Children["GRPCRoute."+children.GatewayAPIVersion] = map[string]json.RawMessage{}
 	}
 	resp, r, err := sparkconnect.Sync(req, now, sparkconnect.Config{Driver: o.spark.Driver})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
 )
 
 const renderApp = `# a comment before the document

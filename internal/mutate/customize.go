@@ -4,6 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // Mutation kinds, the label values of sparkhooks_mutations_total{kind}.
@@ -43,7 +45,7 @@ const (
 // they lack and never a second entry with the same name (or an identical entry, for lists without
 // names); single-valued fields take the application's value. Applying the same customization twice
 // changes nothing the second time, so a reinvoked webhook is harmless.
-func (e *podEditor) applyCustomization(c *Customization) {
+func (e *podEditor) applyCustomization(c *sparkpod.Customization) {
 	if e.spark >= 0 {
 		e.customizeSparkContainer(c)
 	}
@@ -149,7 +151,7 @@ func (e *podEditor) applyCustomization(c *Customization) {
 }
 
 // customizeSparkContainer adds env and envFrom, first like Kubeflow, so that later steps see them.
-func (e *podEditor) customizeSparkContainer(c *Customization) {
+func (e *podEditor) customizeSparkContainer(c *sparkpod.Customization) {
 	ctr := e.container()
 	for _, env := range c.Env {
 		if !hasEnv(ctr.Env, env.Name) {
@@ -275,4 +277,17 @@ func containsEqual[T any](list []T, item T) bool {
 		}
 	}
 	return false
+}
+
+// ApplyCustomization merges c into pod exactly as the webhook merges an annotated customization,
+// without recording a patch. The sync hook uses it to shape the pods it builds itself (the driver
+// Pod and the executor pod template), so that both paths share one set of merge rules. The pod's
+// spark-role label selects its Spark container, as for the webhook.
+func ApplyCustomization(pod *corev1.Pod, c *sparkpod.Customization) {
+	if pod == nil || c == nil {
+		return
+	}
+	e := newPodEditor(pod)
+	e.patch.discard = true
+	e.applyCustomization(c)
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // fencedBlock returns the first fenced block of the given language after heading in the markdown.
@@ -35,7 +37,7 @@ func TestDocumentedExamplesLoad(t *testing.T) {
 	assert.Equal(t, []string{"restricted", "yunikorn", "executor-placement", "driver-placement", "analytics-volcano", "cost-labels"}, p.RuleNames())
 
 	example := fencedBlock(t, doc, "Example, an executor of a Spark 2.4 application", "json")
-	c, err := DecodeCustomization(strings.ReplaceAll(example, "\n", ""))
+	c, err := sparkpod.DecodeCustomization(strings.ReplaceAll(example, "\n", ""))
 	require.NoError(t, err)
 	assert.Equal(t, "nvidia.com/gpu", c.GPU.Name)
 }

@@ -4,19 +4,15 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-)
 
-// Roles a Spark pod can have (the value of LabelSparkRole).
-const (
-	RoleDriver   = "driver"
-	RoleExecutor = "executor"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // sparkContainerNames are the names Spark gives its own container, per role. Older Kubeflow
 // executor templates used "executor".
 var sparkContainerNames = map[string][]string{
-	RoleDriver:   {"spark-kubernetes-driver"},
-	RoleExecutor: {"spark-kubernetes-executor", "executor"},
+	sparkpod.RoleDriver:   {"spark-kubernetes-driver"},
+	sparkpod.RoleExecutor: {"spark-kubernetes-executor", "executor"},
 }
 
 // podEditor changes a decoded pod and records every change as a patch operation against the pod
@@ -29,7 +25,7 @@ type podEditor struct {
 }
 
 func newPodEditor(pod *corev1.Pod) *podEditor {
-	role := pod.Labels[LabelSparkRole]
+	role := pod.Labels[sparkpod.LabelSparkRole]
 	return &podEditor{pod: pod, role: role, spark: sparkContainerIndex(pod, role)}
 }
 

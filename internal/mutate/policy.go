@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // PolicyVersion is the only policy file format this webhook reads.
@@ -230,7 +232,7 @@ func compileRule(r *Rule) (compiledRule, error) {
 	cr := compiledRule{name: r.Name}
 	switch r.Match.Role {
 	case "", "any":
-	case RoleDriver, RoleExecutor:
+	case sparkpod.RoleDriver, sparkpod.RoleExecutor:
 		cr.role = r.Match.Role
 	default:
 		errs = append(errs, fmt.Errorf("match.role must be driver, executor or any, got %q", r.Match.Role))

@@ -13,6 +13,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/sparkhooks/sparkhooks/internal/admission"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // ReviewAPIVersion is the only AdmissionReview version answered.
@@ -148,9 +149,9 @@ func mutatePod(resp *admissionv1.AdmissionResponse, namespace string, sent *sent
 	pod := &corev1.Pod{TypeMeta: sent.TypeMeta, ObjectMeta: sent.ObjectMeta, Spec: *sent.Spec}
 	facts := podFacts{
 		namespace: namespace,
-		role:      pod.Labels[LabelSparkRole],
-		appID:     pod.Labels[LabelAppSelector],
-		appName:   pod.Labels[LabelAppName],
+		role:      pod.Labels[sparkpod.LabelSparkRole],
+		appID:     pod.Labels[sparkpod.LabelAppSelector],
+		appName:   pod.Labels[sparkpod.LabelAppName],
 	}
 	if facts.role == "" {
 		return resp, Outcome{}
@@ -162,10 +163,10 @@ func mutatePod(resp *admissionv1.AdmissionResponse, namespace string, sent *sent
 	rules := p.matching(&facts, maps.Clone(pod.Labels))
 
 	e := newPodEditor(pod)
-	if value, ok := pod.Annotations[CustomizationAnnotation]; ok {
-		c, err := DecodeCustomization(value)
+	if value, ok := pod.Annotations[sparkpod.CustomizationAnnotation]; ok {
+		c, err := sparkpod.DecodeCustomization(value)
 		if err != nil {
-			msg := fmt.Sprintf("annotation %s: %v", CustomizationAnnotation, err)
+			msg := fmt.Sprintf("annotation %s: %v", sparkpod.CustomizationAnnotation, err)
 			return refuse(resp, codeBadRequest, msg), Outcome{DeniedBy: []string{DenialCustomization}}
 		}
 		e.applyCustomization(c)

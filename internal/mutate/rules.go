@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // podFacts are what rules match on and what placeholders expand to, taken from the pod as it
@@ -75,7 +77,7 @@ func (e *podEditor) applySettings(s *compiledSettings, enforce bool, facts *podF
 
 func (e *podEditor) setEntries(entries []entry, m *map[string]string, path string, enforce, labelValues bool, facts *podFacts) {
 	for _, en := range entries {
-		if en.driverOnly && facts.role != RoleDriver {
+		if en.driverOnly && facts.role != sparkpod.RoleDriver {
 			continue
 		}
 		if _, has := (*m)[en.key]; has && !enforce {

@@ -13,11 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
-	"github.com/sparkhooks/sparkhooks/internal/goldentest"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/goldentest"
 
-	"github.com/sparkhooks/sparkhooks/internal/crdschema"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/crdschema"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/scheduled/*/response.json from the current code")

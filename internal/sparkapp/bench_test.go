@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
 )
 
 // syncBody runs the hook the way the HTTP handler does: decode the body, decide, encode.
@@ -156,9 +156,9 @@ func realisticExecutor(b testing.TB, name, appID string, id int) json.RawMessage
 			Name: name, Namespace: "spark-jobs", UID: types.UID(fmt.Sprintf("0b5c2d1e-5f7a-4c3b-9e1d-%012d", id)),
 			ResourceVersion: fmt.Sprint(100000 + id), CreationTimestamp: created,
 			Labels: map[string]string{
-				driver.LabelAppSelector: appID, driver.LabelSparkRole: "executor", "spark-exec-id": fmt.Sprint(id),
-				"spark-exec-resourceprofile-id": "0", driver.LabelAppName: "spark-pi", driver.LabelLaunchedBy: "true",
-				driver.LabelSubmissionID: "8e2f6a1c-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
+				sparkpod.LabelAppSelector: appID, sparkpod.LabelSparkRole: "executor", "spark-exec-id": fmt.Sprint(id),
+				"spark-exec-resourceprofile-id": "0", sparkpod.LabelAppName: "spark-pi", sparkpod.LabelLaunchedBy: "true",
+				sparkpod.LabelSubmissionID: "8e2f6a1c-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
 			},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "spark-pi-driver", UID: "d1", Controller: ptr(true)}},
 			ManagedFields: []metav1.ManagedFieldsEntry{

@@ -4,8 +4,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // activeChildren sets the desired children of a running attempt: everything built for it, or,
@@ -35,18 +36,18 @@ func (d *decider) activeChildren(withDriver bool) {
 		return
 	}
 	d.children = d.observedChildren(func(key string, pod *podView) bool {
-		return key != keyPod || (withDriver && pod.Metadata.Labels[driver.LabelSubmissionID] == d.status.SubmissionID)
+		return key != keyPod || (withDriver && pod.Metadata.Labels[sparkpod.LabelSubmissionID] == d.status.SubmissionID)
 	})
 }
 
 // currentObjects rebuilds the objects of the current attempt from the spec, nil when the spec
 // is invalid or is no longer the one the attempt was submitted with. A sync that asks twice for
 // the same attempt (to predict a refusal, then to answer) builds it once.
-func (d *decider) currentObjects() *driver.Objects {
+func (d *decider) currentObjects() *children.Objects {
 	if d.invalid != "" || d.status.SubmittedSpecHash != d.hash || d.status.SubmissionID == "" {
 		return nil
 	}
-	sub := driver.Submission{
+	sub := children.Submission{
 		Attempt:      d.status.SubmissionAttempts,
 		SubmissionID: d.status.SubmissionID,
 		AppID:        d.status.SparkApplicationID,
@@ -54,7 +55,7 @@ func (d *decider) currentObjects() *driver.Objects {
 	if d.current != nil && d.current.sub == sub {
 		return d.current.objs
 	}
-	objs, err := driver.Build(d.spec, sub, d.buildOptions())
+	objs, err := children.Build(d.spec, sub, d.buildOptions())
 	if err != nil {
 		return nil
 	}
@@ -64,8 +65,8 @@ func (d *decider) currentObjects() *driver.Objects {
 
 // builtAttempt is the objects of one attempt, as built in this sync.
 type builtAttempt struct {
-	sub  driver.Submission
-	objs *driver.Objects
+	sub  children.Submission
+	objs *children.Objects
 }
 
 // attemptConfigMap returns the observed ConfigMap of the current submission when it has another
@@ -82,7 +83,7 @@ func (d *decider) attemptConfigMap(built string) any {
 	for _, obj := range d.observedChildren(func(key string, _ *podView) bool { return key == keyConfigMap }) {
 		md, _ := obj.(map[string]any)["metadata"].(map[string]any)
 		labels, _ := md["labels"].(map[string]any)
-		if sub, _ := labels[driver.LabelSubmissionID].(string); sub == d.status.SubmissionID && sub != "" {
+		if sub, _ := labels[sparkpod.LabelSubmissionID].(string); sub == d.status.SubmissionID && sub != "" {
 			kept = obj
 		}
 	}
@@ -96,7 +97,7 @@ func (d *decider) attemptConfigMap(built string) any {
 // refuse on every sync. Built by the same release, the two answers are the same bytes.
 func (d *decider) attemptDriverPod(built string) any {
 	pod := d.findDriver(built)
-	if pod == nil || pod.Metadata.Labels[driver.LabelSubmissionID] != d.status.SubmissionID {
+	if pod == nil || pod.Metadata.Labels[sparkpod.LabelSubmissionID] != d.status.SubmissionID {
 		return nil
 	}
 	if answered := metacontroller.AnsweredPod(built, pod.Metadata.Annotations); answered != nil {
@@ -220,7 +221,7 @@ func (d *decider) checkLivePodsKept() error {
 	for _, obj := range d.children {
 		switch pod := obj.(type) {
 		case *corev1.Pod:
-			desired[pod.Name] = pod.Labels[driver.LabelSubmissionID]
+			desired[pod.Name] = pod.Labels[sparkpod.LabelSubmissionID]
 		case map[string]any:
 			if pod["kind"] != "Pod" {
 				continue
@@ -228,7 +229,7 @@ func (d *decider) checkLivePodsKept() error {
 			md, _ := pod["metadata"].(map[string]any)
 			name, _ := md["name"].(string)
 			labels, _ := md["labels"].(map[string]any)
-			sub, _ := labels[driver.LabelSubmissionID].(string)
+			sub, _ := labels[sparkpod.LabelSubmissionID].(string)
 			desired[name] = sub
 		}
 	}
@@ -239,18 +240,18 @@ func (d *decider) checkLivePodsKept() error {
 			continue
 		}
 		name := pod.Metadata.Name
-		sub := pod.Metadata.Labels[driver.LabelSubmissionID]
+		sub := pod.Metadata.Labels[sparkpod.LabelSubmissionID]
 		want, kept := desired[name]
 		switch {
 		case kept && want == sub && sub != "":
 		case kept:
 			return metacontroller.Refusef(RefusedIdentityChanged,
 				"refusing to decide: live Pod %s carries submission id %q, but the answer keeps it as submission %q; the request may be stale, or the Pod's %s label was edited",
-				name, sub, want, driver.LabelSubmissionID)
+				name, sub, want, sparkpod.LabelSubmissionID)
 		case sub == "" || sub != known:
 			return metacontroller.Refusef(RefusedUnknownAttempt,
 				"refusing to decide: live Pod %s belongs to submission %q, which the status (submission %q) does not account for; the request may be stale, or the Pod's %s label was edited",
-				name, sub, known, driver.LabelSubmissionID)
+				name, sub, known, sparkpod.LabelSubmissionID)
 		case !releasesAttempt(from, to):
 			return metacontroller.Refusef(RefusedAttemptNotEnded,
 				"refusing to decide: the answer (state %s to %s) would delete live Pod %s of submission %q without ending that attempt",

@@ -3,13 +3,13 @@ package sparkapp
 import (
 	"time"
 
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 )
 
 // Config holds the operator-wide settings of the SparkApplication decision.
 type Config struct {
 	// Driver tunes the objects built for each attempt.
-	Driver driver.Options
+	Driver children.Options
 	// SubmissionGrace is how long after a submission the driver Pod may still be missing from
 	// the observed children: Metacontroller creates it after the sync returns, and a watch
 	// event can lag. A driver still missing after this is a failed submission.
@@ -42,7 +42,7 @@ type Config struct {
 // DefaultConfig returns the settings the server starts with.
 func DefaultConfig() Config {
 	return Config{
-		Driver:              driver.Options{EnableUIService: true},
+		Driver:              children.Options{EnableUIService: true},
 		SubmissionGrace:     30 * time.Second,
 		MissingDriverGrace:  10 * time.Second,
 		ImagePullGrace:      5 * time.Minute,

@@ -5,8 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // executorPod is what every sync reads of a related executor Pod: its name, the labels it is
@@ -53,9 +53,9 @@ func (p *executorPod) metadata(md []byte) error {
 		case metacontroller.Is(key, "labels"):
 			return metacontroller.EachField(value, func(label, value []byte) (err error) {
 				switch {
-				case metacontroller.Is(label, driver.LabelSparkRole):
-					p.role, err = knownString(value, driver.RoleExecutor, driver.RoleDriver)
-				case metacontroller.Is(label, driver.LabelAppSelector):
+				case metacontroller.Is(label, sparkpod.LabelSparkRole):
+					p.role, err = knownString(value, sparkpod.RoleExecutor, sparkpod.RoleDriver)
+				case metacontroller.Is(label, sparkpod.LabelAppSelector):
 					p.appID, err = metacontroller.String(value)
 				case metacontroller.Is(label, "spark-exec-id"):
 					p.execID, err = metacontroller.String(value)

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // TestExecutorWalkReadsAsDecoding: what the walk reads of an executor Pod is what decoding the
@@ -42,8 +42,8 @@ func TestExecutorWalkReadsAsDecoding(t *testing.T) {
 			got, err := decodeExecutor(raw)
 			require.NoError(t, err)
 			assert.Equal(t, want.Metadata.Name, got.name)
-			assert.Equal(t, want.Metadata.Labels[driver.LabelSparkRole], got.role)
-			assert.Equal(t, want.Metadata.Labels[driver.LabelAppSelector], got.appID)
+			assert.Equal(t, want.Metadata.Labels[sparkpod.LabelSparkRole], got.role)
+			assert.Equal(t, want.Metadata.Labels[sparkpod.LabelAppSelector], got.appID)
 			assert.Equal(t, want.Metadata.Labels["spark-exec-id"], got.execID)
 			assert.Equal(t, want.Status.Phase, got.phase)
 			disrupted := false

@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -53,7 +53,7 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	rules := []metacontroller.RelatedResourceRule{{
 		APIVersion:    "v1",
 		Resource:      "pods",
-		LabelSelector: &metav1.LabelSelector{MatchLabels: driver.ExecutorSelector(app)},
+		LabelSelector: &metav1.LabelSelector{MatchLabels: children.ExecutorSelector(app)},
 	}}
 	prebuilt := kueue.PrebuiltWorkloadName(app.ObjectMeta)
 	if (app.Labels[kueue.QueueNameLabel] != "" || prebuilt != "") && metacontroller.DeclaresChild(req.Controller, kueue.APIVersion, kueue.WorkloadResource) {

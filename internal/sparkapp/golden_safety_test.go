@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // safetyCases are the requests in which a careless answer would delete a live driver: edited
@@ -19,20 +19,20 @@ func safetyCases() []goldenCase {
 	}
 	return []goldenCase{
 		{name: "running-driver-role-label-removed", setup: then(running(sparkPi, 2), func(w *world) {
-			delete(driverLabels(w), driver.LabelSparkRole)
+			delete(driverLabels(w), sparkpod.LabelSparkRole)
 		})},
 		{name: "running-driver-role-label-executor", setup: then(running(sparkPi, 2), func(w *world) {
-			driverLabels(w)[driver.LabelSparkRole] = driver.RoleExecutor
+			driverLabels(w)[sparkpod.LabelSparkRole] = sparkpod.RoleExecutor
 			// The customize hook's executor selector now matches the driver too.
 			w.execs["spark-pi-driver"] = w.driverPod()
 		})},
 		{name: "foreign-running-driver-no-role-label", setup: then(running(sparkPi, 2), func(w *world) {
 			labels := driverLabels(w)
-			labels[driver.LabelSubmissionID] = "someone-else"
-			delete(labels, driver.LabelSparkRole)
+			labels[sparkpod.LabelSubmissionID] = "someone-else"
+			delete(labels, sparkpod.LabelSparkRole)
 		})},
 		{name: "running-driver-submission-label-removed", setup: then(running(sparkPi, 2), func(w *world) {
-			delete(driverLabels(w), driver.LabelSubmissionID)
+			delete(driverLabels(w), sparkpod.LabelSubmissionID)
 		})},
 		{name: "invalid-edit-while-running-state-erased", setup: then(running(sparkPi, 2), func(w *world) {
 			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Executor.Memory = ptr("lots") })

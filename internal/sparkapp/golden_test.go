@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sparkhooks/sparkhooks/internal/crdschema"
 	"github.com/sparkhooks/sparkhooks/internal/event"
-	"github.com/sparkhooks/sparkhooks/internal/goldentest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/crdschema"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/goldentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden response files under testdata/")

@@ -7,9 +7,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // Kueue's kinds as Metacontroller files them in a request.
@@ -154,11 +155,11 @@ func (d *decider) buildWorkload() (wl any, reason, msg string) {
 	}
 	opts := d.buildOptions()
 	opts.PodSets = true
-	objs, err := driver.Build(d.spec, d.nextSubmission(), opts)
+	objs, err := children.Build(d.spec, d.nextSubmission(), opts)
 	if err != nil {
 		return nil, reasonBuildFailed, err.Error()
 	}
-	meta := metav1.ObjectMeta{Name: d.queue.workload, Namespace: d.in.app.Namespace, Labels: map[string]string{driver.LabelAppName: d.in.app.Name}}
+	meta := metav1.ObjectMeta{Name: d.queue.workload, Namespace: d.in.app.Namespace, Labels: map[string]string{sparkpod.LabelAppName: d.in.app.Name}}
 	w, err := kueue.NewWorkload(meta, d.hash, d.queue.name, objs.PodSets, d.in.related[keyPriorityClass])
 	if err != nil {
 		return nil, "PriorityClassNotFound", err.Error()

@@ -10,8 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // Child keys as Metacontroller sends them.
@@ -29,8 +30,8 @@ var (
 	// keyNetworkPolicy is declared where the operator builds Spark 4.2's executor NetworkPolicy.
 	keyNetworkPolicy = metacontroller.Key("NetworkPolicy", "networking.k8s.io/v1")
 	// keyHTTPRoute is declared where the operator builds Gateway API routes (gatewayAPI.enabled).
-	keyHTTPRoute = metacontroller.Key("HTTPRoute", driver.GatewayAPIVersion)
-	keyGRPCRoute = metacontroller.Key("GRPCRoute", driver.GatewayAPIVersion)
+	keyHTTPRoute = metacontroller.Key("HTTPRoute", children.GatewayAPIVersion)
+	keyGRPCRoute = metacontroller.Key("GRPCRoute", children.GatewayAPIVersion)
 )
 
 // childKeys are the child types whose presence delays a new attempt: a new attempt reuses the
@@ -138,7 +139,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 		if err != nil {
 			return nil, metacontroller.RequestErrorf("decode related Pod %q: %w", name, err)
 		}
-		if pod.role == driver.RoleExecutor {
+		if pod.role == sparkpod.RoleExecutor {
 			in.execs = append(in.execs, pod)
 		}
 	}

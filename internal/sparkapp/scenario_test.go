@@ -12,9 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
 )
 
 const sparkPi = `
@@ -514,8 +515,8 @@ func TestCustomizeSelectsExecutors(t *testing.T) {
 		"then the rest of what the driver's admission reads")
 	rule := resp.RelatedResources[0]
 	assert.Equal(t, "pods", rule.Resource)
-	assert.Equal(t, "executor", rule.LabelSelector.MatchLabels[driver.LabelSparkRole])
-	assert.Equal(t, "spark-pi", rule.LabelSelector.MatchLabels[driver.LabelAppName])
+	assert.Equal(t, "executor", rule.LabelSelector.MatchLabels[sparkpod.LabelSparkRole])
+	assert.Equal(t, "spark-pi", rule.LabelSelector.MatchLabels[sparkpod.LabelAppName])
 	// The application's own Namespace, by name: its labels decide whether the application may
 	// start (--namespace-selector); a cluster-scoped object, it reaches the v2 sync hook only.
 	assert.Equal(t, metacontroller.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", Names: []string{w.app.Namespace}}, resp.RelatedResources[1])
@@ -789,7 +790,7 @@ func TestScenarioDriverPodDisruptionBudget(t *testing.T) {
 	w.settle()
 	require.Contains(t, w.children[keyPDB], "spark-pi-driver")
 	selector := w.children[keyPDB]["spark-pi-driver"]["spec"].(map[string]any)["selector"].(map[string]any)["matchLabels"].(map[string]any)
-	assert.Equal(t, w.app.Status.SparkApplicationID, selector[driver.LabelAppSelector])
+	assert.Equal(t, w.app.Status.SparkApplicationID, selector[sparkpod.LabelAppSelector])
 
 	w.driverExited(1, "Error")
 	w.settle()
@@ -821,7 +822,7 @@ func TestScenarioEventLogDefaultSparesARunningAttempt(t *testing.T) {
 	w.settle()
 	configMaps := sortedNames(w.children[keyConfigMap])
 
-	w.cfg.Driver.EventLog = driver.EventLog{Dir: "file:/spark-events", Volume: &corev1.Volume{VolumeSource: corev1.VolumeSource{
+	w.cfg.Driver.EventLog = children.EventLog{Dir: "file:/spark-events", Volume: &corev1.Volume{VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "spark-events"}}}}
 	w.cfg.HistoryServerURL = "http://spark-history.example.com"
 	w.settle()

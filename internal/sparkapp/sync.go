@@ -14,9 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // decision is what one sync decided, for metrics: Sync reports it as a hook.Outcome.
@@ -320,9 +321,9 @@ func (d *decider) nextAttemptObserved() bool {
 }
 
 // driverObserved is true when a driver Pod of submission sub is among the observed children.
-func (d *decider) driverObserved(sub driver.Submission) bool {
+func (d *decider) driverObserved(sub children.Submission) bool {
 	for _, pod := range d.in.drivers {
-		if pod.Metadata.Labels[driver.LabelSubmissionID] == sub.SubmissionID {
+		if pod.Metadata.Labels[sparkpod.LabelSubmissionID] == sub.SubmissionID {
 			return true
 		}
 	}
@@ -331,8 +332,8 @@ func (d *decider) driverObserved(sub driver.Submission) bool {
 
 // nextSubmission identifies the next attempt. The spec hash keeps the ids of a resubmitted,
 // edited spec apart from the previous run's, whose executors may still be terminating.
-func (d *decider) nextSubmission() driver.Submission {
-	return driver.NewSubmission(types.UID(string(d.in.app.UID)+"/"+d.hash), d.status.SubmissionAttempts+1)
+func (d *decider) nextSubmission() children.Submission {
+	return children.NewSubmission(types.UID(string(d.in.app.UID)+"/"+d.hash), d.status.SubmissionAttempts+1)
 }
 
 // submit requests the next attempt: the driver Pod, its ConfigMap and Services.
@@ -346,7 +347,7 @@ func (d *decider) submit() {
 	}
 	sub := d.nextSubmission()
 	attempt := sub.Attempt
-	objs, err := driver.Build(d.spec, sub, d.buildOptions())
+	objs, err := children.Build(d.spec, sub, d.buildOptions())
 	if err != nil {
 		d.failSpec(reasonBuildFailed, err.Error())
 		return
@@ -415,7 +416,7 @@ func (d *decider) failSpec(reason, msg string) {
 // buildOptions are the operator's build settings for this request: PodGroups, driver
 // PodDisruptionBudgets, executor NetworkPolicies and Gateway API routes only where the controller
 // registration declares them, which the request shows by carrying the child type.
-func (d *decider) buildOptions() driver.Options {
+func (d *decider) buildOptions() children.Options {
 	opts := d.cfg.Driver
 	_, opts.VolcanoPodGroups = d.in.children[keyPodGroup]
 	_, opts.SchedulerPluginsPodGroups = d.in.children[keyCoschedulingPodGroup]
@@ -432,7 +433,7 @@ func (d *decider) buildOptions() driver.Options {
 // events the submission causes) submits the same attempt again and now sees the Service with
 // its cluster IP; reporting it then would make that sync's status differ from the submission's,
 // and cost a write of its own.
-func (d *decider) driverInfo(objs *driver.Objects) v1beta2.DriverInfo {
+func (d *decider) driverInfo(objs *children.Objects) v1beta2.DriverInfo {
 	info := v1beta2.DriverInfo{PodName: objs.DriverPod.Name}
 	if svc := objs.UIService; svc != nil {
 		info.WebUIServiceName = svc.Name
@@ -446,7 +447,7 @@ func (d *decider) driverInfo(objs *driver.Objects) v1beta2.DriverInfo {
 	}
 	if route := objs.UIHTTPRoute; route != nil {
 		info.WebUIHTTPRouteName = route.Metadata.Name
-		info.WebUIHTTPRouteAddress = driver.HTTPRouteAddress(route)
+		info.WebUIHTTPRouteAddress = children.HTTPRouteAddress(route)
 	}
 	return info
 }

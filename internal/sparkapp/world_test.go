@@ -15,11 +15,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
-	"github.com/sparkhooks/sparkhooks/internal/crdschema"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
 	"github.com/sparkhooks/sparkhooks/internal/event"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/crdschema"
 )
 
 // world is a small stand-in for the API server, Metacontroller and the kubelet: it applies each
@@ -289,8 +289,8 @@ func (w *world) addExecutor(id int, phase corev1.PodPhase) {
 	w.execs[name] = map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
 		"metadata": map[string]any{"name": name, "namespace": w.app.Namespace, "labels": map[string]any{
-			driver.LabelSparkRole: "executor", driver.LabelAppSelector: appID, "spark-exec-id": fmt.Sprint(id),
-			driver.LabelAppName: w.app.Name,
+			sparkpod.LabelSparkRole: "executor", sparkpod.LabelAppSelector: appID, "spark-exec-id": fmt.Sprint(id),
+			sparkpod.LabelAppName: w.app.Name,
 		}},
 		"status": map[string]any{"phase": string(phase)},
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
 )
 
 // answeredWorkerReplicas syncs and returns the replicas of the worker StatefulSet answered,

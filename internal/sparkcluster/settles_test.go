@@ -3,9 +3,9 @@ package sparkcluster
 import (
 	"testing"
 
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
-	"github.com/sparkhooks/sparkhooks/internal/goldentest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/goldentest"
 )
 
 // TestGoldenAnswersSettle: no golden sync answer counts on its own status write to be synced

@@ -11,8 +11,9 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // LabelConnectName marks the server Pod with its SparkConnect; the client Service selects on it,
@@ -23,8 +24,8 @@ const LabelConnectName = "sparkoperator.k8s.io/connect-name"
 type objects struct {
 	pod       *corev1.Pod
 	rest      []any // the ConfigMap, the Services and the routes, in a fixed order
-	grpcRoute *driver.GRPCRoute
-	httpRoute *driver.HTTPRoute
+	grpcRoute *children.GRPCRoute
+	httpRoute *children.HTTPRoute
 	podSets   []kueue.PodSet // when opts.PodSets asks for them
 }
 
@@ -32,7 +33,7 @@ type objects struct {
 // v1alpha1.ServerApplication); on top of what the driver builder gives it, it gets probes on
 // the gRPC port, a container restart policy, and the client Service.
 // place, when given, adds a queue admission's placement to the server's application.
-func build(sc *v1alpha1.SparkConnect, sub driver.Submission, opts driver.Options, place func(*v1beta2.SparkApplicationSpec) error) (*objects, error) {
+func build(sc *v1alpha1.SparkConnect, sub children.Submission, opts children.Options, place func(*v1beta2.SparkApplicationSpec) error) (*objects, error) {
 	app := v1alpha1.ServerApplication(sc)
 	v1beta2.SetSparkApplicationDefaults(app)
 	if place != nil {
@@ -51,7 +52,7 @@ func build(sc *v1alpha1.SparkConnect, sub driver.Submission, opts driver.Options
 	opts.EnableUIService = false
 	opts.IngressURLFormat = ""
 	opts.PodLabels = map[string]string{LabelConnectName: sc.Name}
-	built, err := driver.Build(app, sub, opts)
+	built, err := children.Build(app, sub, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -77,11 +78,11 @@ func build(sc *v1alpha1.SparkConnect, sub driver.Submission, opts driver.Options
 // routes builds the Gateway API routes the spec asks for and the registration declares: a
 // GRPCRoute to the gRPC port and an HTTPRoute to the UI port of the client Service. A UI served
 // under a path gets spark.ui.proxyBase in app, the server's application, unless it sets its own.
-func (o *objects) routes(sc *v1alpha1.SparkConnect, sub driver.Submission, routes driver.RouteSettings, client *corev1.Service, app *v1beta2.SparkApplication) error {
-	target := func(suffix string) driver.RouteTarget {
-		return driver.RouteTarget{
+func (o *objects) routes(sc *v1alpha1.SparkConnect, sub children.Submission, routes children.RouteSettings, client *corev1.Service, app *v1beta2.SparkApplication) error {
+	target := func(suffix string) children.RouteTarget {
+		return children.RouteTarget{
 			Name: sc.Name + suffix, Namespace: sc.Namespace, AppName: sc.Name, AppID: sub.AppID,
-			Labels: map[string]string{driver.LabelCreatedBy: "true", LabelConnectName: sc.Name},
+			Labels: map[string]string{sparkpod.LabelCreatedBy: "true", LabelConnectName: sc.Name},
 		}
 	}
 	if cfg := sc.Spec.Server.GRPCRoute; cfg != nil && routes.GRPCRoutes {
@@ -121,7 +122,7 @@ func (o *objects) list() []any { return append([]any{o.pod}, o.rest...) }
 func serverContainer(sc *v1alpha1.SparkConnect, pod *corev1.Pod) {
 	var c *corev1.Container
 	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == driver.DriverContainerName {
+		if pod.Spec.Containers[i].Name == sparkpod.DriverContainerName {
 			c = &pod.Spec.Containers[i]
 		}
 	}
@@ -165,13 +166,13 @@ func clientService(sc *v1alpha1.SparkConnect) *corev1.Service {
 	if svc.Labels == nil {
 		svc.Labels = map[string]string{}
 	}
-	svc.Labels[driver.LabelCreatedBy] = "true"
+	svc.Labels[sparkpod.LabelCreatedBy] = "true"
 	svc.Labels[LabelConnectName] = sc.Name
 	if svc.Spec.Selector == nil {
 		svc.Spec.Selector = map[string]string{}
 	}
 	svc.Spec.Selector[LabelConnectName] = sc.Name
-	svc.Spec.Selector[driver.LabelSparkRole] = driver.RoleDriver
+	svc.Spec.Selector[sparkpod.LabelSparkRole] = sparkpod.RoleDriver
 	port := func(name string, number int32, protocol string) corev1.ServicePort {
 		return corev1.ServicePort{Name: name, Port: number, TargetPort: intstr.FromInt32(number), Protocol: corev1.ProtocolTCP, AppProtocol: ptr.To(protocol)}
 	}

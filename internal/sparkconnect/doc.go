@@ -3,7 +3,7 @@
 // and the clock.
 //
 // The server is a SparkApplication driver whose main class is the Spark Connect server
-// (v1alpha1.ServerApplication), built by internal/driver like any driver: its Pod
+// (v1alpha1.ServerApplication), built by internal/children like any driver: its Pod
 // <name>-server, its properties ConfigMap and executor pod template, its headless driver
 // Service. This package adds what a server needs besides: TCP probes on the gRPC port, the
 // client Service with Kubeflow's four ports, and the status the Kubeflow SDK waits on.

@@ -14,9 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
 )
 
 // TestNeverDropsALiveServer mutates every golden sync request field by field and checks each
@@ -128,7 +129,7 @@ func liveServers(t *testing.T, raw []byte) map[string]bool {
 	if json.Unmarshal(req.Parent.Spec, &spec) == nil {
 		b, _ := json.Marshal(&spec)
 		sum := sha256.Sum256(b)
-		current := driver.NewSubmission(types.UID(req.Parent.Metadata.UID+"/"+hex.EncodeToString(sum[:8])), 1)
+		current := children.NewSubmission(types.UID(req.Parent.Metadata.UID+"/"+hex.EncodeToString(sum[:8])), 1)
 		specChanged = current.SubmissionID != req.Parent.Status.SubmissionID
 	}
 	queued, admitted, startedAdmitted := queueOf(t, raw)
@@ -138,7 +139,7 @@ func liveServers(t *testing.T, raw []byte) map[string]bool {
 		if pod == nil || pod.Metadata.DeletionTimestamp != nil || pod.Status.Phase == "Succeeded" || pod.Status.Phase == "Failed" {
 			continue
 		}
-		sub := pod.Metadata.Labels[driver.LabelSubmissionID]
+		sub := pod.Metadata.Labels[sparkpod.LabelSubmissionID]
 		out[name] = sub != "" && sub == req.Parent.Status.SubmissionID && (specChanged || lostAdmission)
 	}
 	return out
@@ -181,9 +182,9 @@ func mutations() []coretest.Mutation {
 		}},
 		{Name: "spec-removed", Apply: func(r map[string]any) { delete(parent(r), "spec") }},
 		{Name: "uid-other", Apply: func(r map[string]any) { obj(parent(r), "metadata")["uid"] = "another-uid" }},
-		{Name: "pod-submission-label-removed", Apply: eachPod(func(pod map[string]any) { delete(labels(pod), driver.LabelSubmissionID) })},
-		{Name: "pod-submission-label-other", Apply: eachPod(func(pod map[string]any) { labels(pod)[driver.LabelSubmissionID] = "other" })},
-		{Name: "pod-role-executor", Apply: eachPod(func(pod map[string]any) { labels(pod)[driver.LabelSparkRole] = driver.RoleExecutor })},
+		{Name: "pod-submission-label-removed", Apply: eachPod(func(pod map[string]any) { delete(labels(pod), sparkpod.LabelSubmissionID) })},
+		{Name: "pod-submission-label-other", Apply: eachPod(func(pod map[string]any) { labels(pod)[sparkpod.LabelSubmissionID] = "other" })},
+		{Name: "pod-role-executor", Apply: eachPod(func(pod map[string]any) { labels(pod)[sparkpod.LabelSparkRole] = sparkpod.RoleExecutor })},
 		{Name: "pod-running-ready", Apply: eachPod(func(pod map[string]any) {
 			pod["status"] = map[string]any{"phase": "Running", "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		})},
@@ -196,7 +197,7 @@ func mutations() []coretest.Mutation {
 		}},
 		{Name: "second-live-pod", Apply: func(r map[string]any) {
 			pods(r)["intruder"] = map[string]any{"apiVersion": "v1", "kind": "Pod",
-				"metadata": map[string]any{"name": "intruder", "labels": map[string]any{driver.LabelSubmissionID: "x"}},
+				"metadata": map[string]any{"name": "intruder", "labels": map[string]any{sparkpod.LabelSubmissionID: "x"}},
 				"status":   map[string]any{"phase": "Running"}}
 		}},
 		{Name: "configmaps-gone", Apply: func(r map[string]any) { delete(obj(r, "children"), "ConfigMap.v1") }},

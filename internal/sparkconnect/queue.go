@@ -10,7 +10,7 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 )
@@ -62,7 +62,7 @@ func (q *queue) placement(spec *v1beta2.SparkApplicationSpec) error {
 // start (the Workload is admitted and its placement known); otherwise the answer is the
 // Workload alone (created, kept, or left out when spent or built for another spec, which
 // deletes it and frees its quota; the next sync queues a new one) and the state says why.
-func (d *decider) gate(hash string, sub driver.Submission) bool {
+func (d *decider) gate(hash string, sub children.Submission) bool {
 	q := d.in.queue
 	obs := q.observed
 	switch {
@@ -151,7 +151,7 @@ func (d *decider) admissionLost() bool {
 	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == reasonAdmitted && !d.in.queue.admitted()
 }
 
-func (d *decider) podSetOptions() driver.Options {
+func (d *decider) podSetOptions() children.Options {
 	opts := d.cfg.Driver
 	opts.PodSets = true
 	return opts

@@ -9,8 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // Child keys as Metacontroller sends them.
@@ -20,8 +21,8 @@ var (
 	keyService   = metacontroller.Key("Service", "v1")
 	// keyHTTPRoute and keyGRPCRoute: the Gateway API routes, declared where the operator builds
 	// them (gatewayAPI.enabled).
-	keyHTTPRoute = metacontroller.Key("HTTPRoute", driver.GatewayAPIVersion)
-	keyGRPCRoute = metacontroller.Key("GRPCRoute", driver.GatewayAPIVersion)
+	keyHTTPRoute = metacontroller.Key("HTTPRoute", children.GatewayAPIVersion)
+	keyGRPCRoute = metacontroller.Key("GRPCRoute", children.GatewayAPIVersion)
 	childKeys    = []string{keyPod, keyConfigMap, keyService, keyHTTPRoute, keyGRPCRoute}
 )
 
@@ -31,7 +32,7 @@ type podView struct {
 	Status   corev1.PodStatus  `json:"status"`
 }
 
-func (p *podView) submission() string { return p.Metadata.Labels[driver.LabelSubmissionID] }
+func (p *podView) submission() string { return p.Metadata.Labels[sparkpod.LabelSubmissionID] }
 
 // live is true for a Pod that runs or may still run: not terminated, not being deleted.
 func (p *podView) live() bool {

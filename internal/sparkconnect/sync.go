@@ -15,15 +15,16 @@ import (
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/driver"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // Config holds the operator's settings for servers: those of the driver builder.
 type Config struct {
-	Driver driver.Options
+	Driver children.Options
 }
 
 // result is what a sync decided, for metrics: Sync reports it as a hook.Outcome.
@@ -139,7 +140,7 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 // executorSelector selects the executors of every server of sc, by the connect-name label the
 // server asks Spark to put on them: a SparkApplication of the same name is never counted.
 func executorSelector(sc *v1alpha1.SparkConnect) map[string]string {
-	return map[string]string{LabelConnectName: sc.Name, driver.LabelSparkRole: driver.RoleExecutor}
+	return map[string]string{LabelConnectName: sc.Name, sparkpod.LabelSparkRole: sparkpod.RoleExecutor}
 }
 
 type decider struct {
@@ -163,7 +164,7 @@ func (d *decider) decide() error {
 	st.Executors = countExecutors(d.in.execs)
 
 	hash := specHash(&sc.Spec)
-	sub := driver.NewSubmission(types.UID(string(sc.UID)+"/"+hash), 1)
+	sub := children.NewSubmission(types.UID(string(sc.UID)+"/"+hash), 1)
 	if err := d.checkKnown(sub); err != nil {
 		return err
 	}
@@ -261,7 +262,7 @@ func (d *decider) decide() error {
 
 // buildOptions are the operator's build settings with the Gateway API routes the controller
 // registration declares, which the request shows by carrying the child types.
-func (d *decider) buildOptions() driver.Options {
+func (d *decider) buildOptions() children.Options {
 	opts := d.cfg.Driver
 	_, opts.Routes.HTTPRoutes = d.in.children[keyHTTPRoute]
 	_, opts.Routes.GRPCRoutes = d.in.children[keyGRPCRoute]
@@ -277,14 +278,14 @@ func (d *decider) reportRoutes(objs *objects) {
 	}
 	if r := objs.httpRoute; r != nil {
 		srv.WebUIHTTPRouteName = r.Metadata.Name
-		srv.WebUIHTTPRouteAddress = driver.HTTPRouteAddress(r)
+		srv.WebUIHTTPRouteAddress = children.HTTPRouteAddress(r)
 	}
 }
 
 // checkKnown refuses a request with a live Pod whose submission is neither the one the status
 // names nor the one the current spec makes: the status may have been lost or the request be
 // stale, and deleting a server a client is using is not a guess to make.
-func (d *decider) checkKnown(sub driver.Submission) error {
+func (d *decider) checkKnown(sub children.Submission) error {
 	for _, pod := range d.in.pods {
 		s := pod.submission()
 		if !pod.live() || s == d.status.SubmissionID && s != "" || s == sub.SubmissionID {

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
-	"github.com/sparkhooks/sparkhooks/internal/coretest"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
 )
 
 // connectYAML is the Kubeflow example's shape: a server and executors on the stock image.

@@ -144,7 +144,7 @@ func startTinyHook(t *testing.T) (*tinyHook, string) {
 	return hook, server.URL
 }
 
-func TestContractControllerDrivesHookLikeMetacontroller(t *testing.T) {
+func TestStandInDrivesHookLikeMetacontroller(t *testing.T) {
 	t.Parallel()
 	hook, url := startTinyHook(t)
 	w := newWorld(t, url, appController)
@@ -212,7 +212,7 @@ func TestContractControllerDrivesHookLikeMetacontroller(t *testing.T) {
 
 // A status the CRD does not allow must fail the end-to-end run with a message that names the
 // field, not with a timeout that says nothing.
-func TestContractControllerReportsStatusTheCRDRejects(t *testing.T) {
+func TestStandInReportsStatusTheCRDRejects(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
@@ -261,7 +261,7 @@ func TestContractControllerReportsStatusTheCRDRejects(t *testing.T) {
 }
 
 // A hook that answers with an error changes nothing: children stay, status stays.
-func TestContractControllerLeavesChildrenAloneWhenHookFails(t *testing.T) {
+func TestStandInLeavesChildrenAloneWhenHookFails(t *testing.T) {
 	t.Parallel()
 	hook, url := startTinyHook(t)
 	w := newWorld(t, url, appController)

@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 )
 
 var (
@@ -333,7 +333,7 @@ spec:
 		require.NoError(t, err, out)
 	}
 	t.Cleanup(func() {
-		_, _ = localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, "delete", "clusterqueue/"+flavor, "resourceflavor/"+flavor, "--wait=false")
+		_, _ = kubectl.Run(context.Background(), shared.stack.Kubeconfig, "delete", "clusterqueue/"+flavor, "resourceflavor/"+flavor, "--wait=false")
 	})
 
 	labelled := "  labels:\n    kueue.x-k8s.io/queue-name: team-a\n"

@@ -5,7 +5,7 @@
 // the chart installed by Helm and its hook server running as the chart's Pod on the process
 // kubelet, with kubectl as the user. It runs under either controller:
 //   - the stand-in (default): a contract controller per test namespace
-//     (sandbox/internal/localcluster) that calls the hooks as Metacontroller does and counts what it
+//     (sandbox/internal/mcstandin) that calls the hooks as Metacontroller does and counts what it
 //     does, so the tests also check syncs, answers that would have changed a child, and statuses
 //     computed from a stale parent;
 //   - the real Metacontroller (SPARKHOOKS_E2E_CONTROLLER=metacontroller, METACONTROLLER_BIN),
@@ -43,7 +43,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/klogsink"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
@@ -132,7 +132,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer logFile.Close()
-	localcluster.RedirectLogs(logFile)
+	klogsink.Redirect(logFile)
 	var logMu sync.Mutex
 	logf := func(format string, args ...any) {
 		logMu.Lock()

@@ -76,7 +76,7 @@ func TestNamespaceSelector(t *testing.T) {
 	assert.LessOrEqual(t, events[0].Count, int32(1), "told once, not repeated by each sync: %+v", events[0])
 	assert.Equal(t, corev1.EventTypeNormal, events[0].Type, "a namespace not selected is the administrator's choice, not trouble")
 
-	out, err = kubectl("label", "namespace", w.ns, jobNamespaceLabel+"=true")
+	out, err = adminKubectl("label", "namespace", w.ns, jobNamespaceLabel+"=true")
 	require.NoError(t, err, out)
 	_, pod := w.runAttempt(t, "waits", "")
 	require.NoError(t, w.kubelet.Succeed(ctx, pod.Name))

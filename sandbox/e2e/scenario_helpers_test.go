@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/mcstandin"
 )
 
 // Helpers of the scenario tests (scenarios_test.go), which drive the real hook server.
@@ -223,7 +223,7 @@ const settleWindow = 2 * time.Second
 func (w *world) checkStatusSettled(t *testing.T, name string) {
 	t.Helper()
 	ctl := w.standIn(appControllerName)
-	var before localcluster.ParentStats
+	var before mcstandin.ParentStats
 	if ctl != nil {
 		before = ctl.Stats(w.ns, name)
 	}
@@ -308,7 +308,7 @@ func changedFields(a, b *unstructured.Unstructured) string {
 	var changed []string
 	for k := range keys {
 		if !equality.Semantic.DeepEqual(sa[k], sb[k]) {
-			changed = append(changed, fmt.Sprintf("%s %s -> %s", k, localcluster.CompactJSON(sa[k]), localcluster.CompactJSON(sb[k])))
+			changed = append(changed, fmt.Sprintf("%s %s -> %s", k, mcstandin.CompactJSON(sa[k]), mcstandin.CompactJSON(sb[k])))
 		}
 	}
 	sort.Strings(changed)

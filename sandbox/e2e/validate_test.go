@@ -26,7 +26,9 @@ func TestValidatingWebhookRefusesAtApply(t *testing.T) {
 	client, err := kubernetes.NewForConfig(shared.stack.Admin)
 	require.NoError(t, err)
 	ns := createNamespace(t, client, "validate")
-	kubectl := func(args ...string) (string, error) { return kubectl(append([]string{"--namespace", ns}, args...)...) }
+	inNamespace := func(args ...string) (string, error) {
+		return adminKubectl(append([]string{"--namespace", ns}, args...)...)
+	}
 
 	// Stored while the namespace is not a job namespace, where the webhook is not called: the CRD
 	// schema admits it, so its refusals below are the webhook's. Under a name of its own: the dry
@@ -35,7 +37,7 @@ func TestValidatingWebhookRefusesAtApply(t *testing.T) {
 	require.NoError(t, err)
 	stored := filepath.Join(t.TempDir(), "stored.yaml")
 	require.NoError(t, os.WriteFile(stored, []byte(strings.Replace(string(broken), "name: broken-memory-limit", "name: stored-invalid", 1)), 0o600))
-	out, err := kubectl("create", "-f", stored)
+	out, err := inNamespace("create", "-f", stored)
 	require.NoError(t, err, "outside spark.jobNamespaces the webhook is not called: %s", out)
 	require.NoError(t, shared.stack.AddJobNamespace(ctx, ns, nil))
 
@@ -55,7 +57,7 @@ func TestValidatingWebhookRefusesAtApply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
-			out, err := kubectl("create", "--dry-run=server", "-o", "name", "-f", filepath.Join(repoRoot, tt.file))
+			out, err := inNamespace("create", "--dry-run=server", "-o", "name", "-f", filepath.Join(repoRoot, tt.file))
 			switch {
 			case tt.schema != "":
 				require.Error(t, err)
@@ -70,15 +72,15 @@ func TestValidatingWebhookRefusesAtApply(t *testing.T) {
 	}
 
 	t.Run("an invalid object stored before the webhook", func(t *testing.T) {
-		out, err := kubectl("label", "sparkapplication", "stored-invalid", "team=e2e")
+		out, err := inNamespace("label", "sparkapplication", "stored-invalid", "team=e2e")
 		require.NoError(t, err, "an update that leaves the spec alone: %s", out)
-		out, err = kubectl("patch", "sparkapplication", "stored-invalid", "--subresource=status", "--type=merge",
+		out, err = inNamespace("patch", "sparkapplication", "stored-invalid", "--subresource=status", "--type=merge",
 			"-p", `{"status":{"applicationState":{"state":"FAILED","errorMessage":"invalid spec"},"driverInfo":{}}}`)
 		require.NoError(t, err, "the status Metacontroller writes: %s", out)
-		out, err = kubectl("patch", "sparkapplication", "stored-invalid", "--type=merge", "-p", `{"spec":{"arguments":["10"]}}`)
+		out, err = inNamespace("patch", "sparkapplication", "stored-invalid", "--type=merge", "-p", `{"spec":{"arguments":["10"]}}`)
 		require.Error(t, err, "an edit that leaves the spec invalid: %s", out)
 		assert.Contains(t, out, `The SparkApplication "stored-invalid" is invalid: spec.executor.memoryLimit`)
-		out, err = kubectl("delete", "sparkapplication", "stored-invalid", "--wait=false")
+		out, err = inNamespace("delete", "sparkapplication", "stored-invalid", "--wait=false")
 		require.NoError(t, err, out)
 	})
 }

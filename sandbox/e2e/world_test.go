@@ -23,7 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/mcstandin"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
@@ -54,7 +55,7 @@ type world struct {
 	core    kubernetes.Interface
 	kubelet *harness.Kubelet
 	// controllers are the stand-in's, one per registration; none under Metacontroller.
-	controllers map[string]*localcluster.ContractController
+	controllers map[string]*mcstandin.Controller
 	// writes counts what reached the namespace's objects, under either controller.
 	writes *apiWrites
 	// stateLogs are the applications whose states the test watches (watchStates).
@@ -107,7 +108,7 @@ func newWorldIn(t *testing.T, namespace func(kubernetes.Interface) string, hookU
 	})
 
 	cfg := shared.stack.Admin
-	w := &world{t: t, controllers: map[string]*localcluster.ContractController{}, stateLogs: map[string]*stateLog{}}
+	w := &world{t: t, controllers: map[string]*mcstandin.Controller{}, stateLogs: map[string]*stateLog{}}
 	var err error
 	w.dyn, err = dynamic.NewForConfig(cfg)
 	require.NoError(t, err)
@@ -129,9 +130,9 @@ func newWorldIn(t *testing.T, namespace func(kubernetes.Interface) string, hookU
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(repoRoot, "metacontroller", file)
 		}
-		cc, err := localcluster.LoadCompositeController(path, hookURL)
+		cc, err := mcstandin.LoadCompositeController(path, hookURL)
 		require.NoError(t, err)
-		ctl, err := localcluster.NewContractController(cfg, cc, localcluster.ControllerOptions{Namespace: w.ns, Logf: t.Logf, HTTPClient: shared.hookClient})
+		ctl, err := mcstandin.New(cfg, cc, mcstandin.Options{Namespace: w.ns, Logf: t.Logf, HTTPClient: shared.hookClient})
 		require.NoError(t, err, "the contract controller refuses the registration %s", file)
 		w.controllers[cc.Metadata.Name] = ctl
 		running.Add(1)
@@ -200,12 +201,12 @@ func createLabelledTeamNamespace(t *testing.T, client kubernetes.Interface, pref
 
 // kubectl runs kubectl in the world's namespace.
 func (w *world) kubectl(args ...string) (string, error) {
-	return kubectl(append([]string{"--namespace", w.ns}, args...)...)
+	return adminKubectl(append([]string{"--namespace", w.ns}, args...)...)
 }
 
-// kubectl runs kubectl as the cluster's administrator.
-func kubectl(args ...string) (string, error) {
-	return localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, args...)
+// adminKubectl runs kubectl as the cluster's administrator.
+func adminKubectl(args ...string) (string, error) {
+	return kubectl.Run(context.Background(), shared.stack.Kubeconfig, args...)
 }
 
 // apply writes manifest to a file and applies it with kubectl.
@@ -344,7 +345,7 @@ func (w *world) waitState(name, state string) error {
 // standIn is the stand-in controller of the registration named name, whose counts go beyond what
 // the API server sees (syncs, answers that would have changed a child, stale reads); nil under
 // Metacontroller.
-func (w *world) standIn(name string) *localcluster.ContractController {
+func (w *world) standIn(name string) *mcstandin.Controller {
 	return w.controllers[name]
 }
 

@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/klogsink"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/reaper"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/sparkimages"
@@ -212,7 +212,7 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 		return err
 	}
 	sb.onStop(func() { logFile.Close() })
-	localcluster.RedirectLogs(logFile)
+	klogsink.Redirect(logFile)
 	var logMu sync.Mutex
 	logf := func(format string, args ...any) {
 		logMu.Lock()

@@ -15,7 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 )
 
 // KueueVersion is the Kueue release whose CRDs the Kueue tests install: the API sparkhooks
@@ -47,12 +47,12 @@ func InstallKueueCRDs(kubeconfig string) error {
 		"multikueueclusters", "multikueueconfigs", "provisioningrequestconfigs", "topologies", "workloadpriorityclasses"} {
 		// Server-side: the Workload CRD (1.4 MB) is too big for kubectl's last-applied annotation.
 		file := filepath.Join(bases, "kueue.x-k8s.io_"+kind+".yaml")
-		if out, err := localcluster.Kubectl(ctx, kubeconfig, "apply", "--server-side", "-f", file); err != nil {
+		if out, err := kubectl.Run(ctx, kubeconfig, "apply", "--server-side", "-f", file); err != nil {
 			return fmt.Errorf("installing %s: %w: %s", file, err, out)
 		}
 		crd := kind + ".kueue.x-k8s.io"
 		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			out, err := localcluster.Kubectl(ctx, kubeconfig, "get", "crd/"+crd,
+			out, err := kubectl.Run(ctx, kubeconfig, "get", "crd/"+crd,
 				"-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
 			return err == nil && strings.TrimSpace(out) == "True", nil
 		}); err != nil {

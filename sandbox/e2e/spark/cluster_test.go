@@ -24,7 +24,7 @@ import (
 	restclient "k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
@@ -98,7 +98,7 @@ func makeNamespace(t *testing.T, prefix string, create func(ctx context.Context,
 }
 
 func (n *namespace) kubectl(args ...string) (string, error) {
-	return localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, append([]string{"--namespace", n.name}, args...)...)
+	return kubectl.Run(context.Background(), shared.stack.Kubeconfig, append([]string{"--namespace", n.name}, args...)...)
 }
 
 // applyExample applies a file of examples/ exactly as a user would (on the real node, as a user
@@ -260,7 +260,7 @@ func (n *namespace) dump() string {
 		{stack.SparkhooksNamespace, "app.kubernetes.io/name=sparkhooks"},
 		{stack.MetacontrollerNamespace, "app.kubernetes.io/name=metacontroller-helm"},
 	} {
-		out, err := localcluster.Kubectl(ctx, shared.stack.Kubeconfig, "logs", "--namespace", c.namespace, "--selector", c.selector, "--tail", "-1", "--prefix")
+		out, err := kubectl.Run(ctx, shared.stack.Kubeconfig, "logs", "--namespace", c.namespace, "--selector", c.selector, "--tail", "-1", "--prefix")
 		if err != nil {
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 )
 
 // TestKueueAdmitsOneAtATime is Kueue admission with real Spark: the real Kueue controller, the
@@ -74,7 +74,7 @@ spec:
   clusterQueue: %[1]s
 `, queue, one+one/2))
 	t.Cleanup(func() {
-		_, _ = localcluster.Kubectl(context.Background(), shared.stack.Kubeconfig, "delete", "clusterqueue/"+queue, "resourceflavor/"+queue, "--wait=false")
+		_, _ = kubectl.Run(context.Background(), shared.stack.Kubeconfig, "delete", "clusterqueue/"+queue, "resourceflavor/"+queue, "--wait=false")
 	})
 
 	apps := []string{"queued-pi-1", "queued-pi-2"}

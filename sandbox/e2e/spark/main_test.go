@@ -29,7 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/klogsink"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
@@ -112,7 +112,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer logFile.Close()
-	localcluster.RedirectLogs(logFile)
+	klogsink.Redirect(logFile)
 	var logMu sync.Mutex
 	logf := func(format string, args ...any) {
 		logMu.Lock()

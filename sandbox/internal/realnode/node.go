@@ -24,7 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/ociimage"
 )
 
@@ -191,7 +191,7 @@ func (n *Node) applyCoreDNS(ctx context.Context) error {
 	if err := os.WriteFile(file, []byte(manifests.String()), 0o644); err != nil {
 		return err
 	}
-	if _, err := localcluster.Kubectl(ctx, n.config.AdminKubeconfig, "apply", "--server-side", "-f", file); err != nil {
+	if _, err := kubectl.Run(ctx, n.config.AdminKubeconfig, "apply", "--server-side", "-f", file); err != nil {
 		return fmt.Errorf("installing CoreDNS: %w", err)
 	}
 	return nil

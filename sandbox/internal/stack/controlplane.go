@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 )
 
 const (
@@ -361,7 +361,7 @@ func freePort(host string) (int, error) {
 // --for=condition=Established` fails at once ("accessor error" on .status.conditions) when it
 // reads a CRD the API server has not given any condition yet.
 func (cp *ControlPlane) ApplyCRDs(ctx context.Context, dir string) error {
-	out, err := localcluster.Kubectl(ctx, cp.Kubeconfig, "apply", "-o", "name", "-f", dir)
+	out, err := kubectl.Run(ctx, cp.Kubeconfig, "apply", "-o", "name", "-f", dir)
 	if err != nil {
 		return fmt.Errorf("applying CRDs: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 )
 
 // TestControlPlane starts etcd and the three control-plane components and checks what only the
@@ -59,12 +59,12 @@ func TestControlPlane(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	out, err := localcluster.Kubectl(ctx, cp.Kubeconfig, "run", "bad", "--image=busybox", "--overrides", `{"spec":{"containers":[{"name":"UPPER","image":"busybox"}]}}`)
+	out, err := kubectl.Run(ctx, cp.Kubeconfig, "run", "bad", "--image=busybox", "--overrides", `{"spec":{"containers":[{"name":"UPPER","image":"busybox"}]}}`)
 	if err == nil || !strings.Contains(out, "Invalid value") {
 		t.Errorf("an invalid pod: %v: %s", err, out)
 	}
 	// The server's table: a STATUS column kubectl does not know of itself.
-	out, err = localcluster.Kubectl(ctx, cp.Kubeconfig, "get", "namespace", "default")
+	out, err = kubectl.Run(ctx, cp.Kubeconfig, "get", "namespace", "default")
 	if err != nil || !strings.Contains(out, "STATUS") || !strings.Contains(out, "Active") {
 		t.Errorf("kubectl get namespace prints no server-side table: %v: %s", err, out)
 	}

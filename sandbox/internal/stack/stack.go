@@ -51,7 +51,8 @@ import (
 	restclient "k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/mcstandin"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/realnode"
 )
@@ -170,7 +171,7 @@ type Stack struct {
 	Controller string
 	// Controllers are the stand-in's controllers by CompositeController name (none with the real
 	// Metacontroller).
-	Controllers map[string]*localcluster.ContractController
+	Controllers map[string]*mcstandin.Controller
 	// LogDir holds one log per component.
 	LogDir string
 
@@ -209,7 +210,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	begin := time.Now()
 	phase := func(what string) { o.Logf("stack: %s after %s", what, time.Since(begin).Round(10*time.Millisecond)) }
 	runCtx, cancel := context.WithCancel(context.Background())
-	s := &Stack{cancel: cancel, LogDir: filepath.Join(o.Dir, "logs"), Controllers: map[string]*localcluster.ContractController{}, failed: make(chan error, 1)}
+	s := &Stack{cancel: cancel, LogDir: filepath.Join(o.Dir, "logs"), Controllers: map[string]*mcstandin.Controller{}, failed: make(chan error, 1)}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -305,10 +306,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 // installCRDs applies the CustomResourceDefinitions in dir, server-side (some are too big for
 // kubectl's last-applied annotation), and waits until the API server serves them.
 func (s *Stack) installCRDs(ctx context.Context, dir string) error {
-	if out, err := localcluster.Kubectl(ctx, s.Kubeconfig, "apply", "--server-side", "-f", dir); err != nil {
+	if out, err := kubectl.Run(ctx, s.Kubeconfig, "apply", "--server-side", "-f", dir); err != nil {
 		return fmt.Errorf("applying the CRDs in %s: %w: %s", dir, err, out)
 	}
-	if out, err := localcluster.Kubectl(ctx, s.Kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", "-f", dir); err != nil {
+	if out, err := kubectl.Run(ctx, s.Kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", "-f", dir); err != nil {
 		return fmt.Errorf("the CRDs in %s are not established: %w: %s", dir, err, out)
 	}
 	return nil

@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/localcluster"
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/mcstandin"
 )
 
 var compositeControllers = schema.GroupVersionResource{Group: "metacontroller.k8s.io", Version: "v1alpha1", Resource: "compositecontrollers"}
@@ -96,11 +96,11 @@ func (s *Stack) startStandIn(ctx, runCtx context.Context, o Options) error {
 		if err != nil {
 			return err
 		}
-		var cc localcluster.CompositeController
+		var cc mcstandin.CompositeController
 		if err := json.Unmarshal(data, &cc); err != nil {
 			return fmt.Errorf("decoding CompositeController %s: %w", item.GetName(), err)
 		}
-		ctl, err := localcluster.NewContractController(cfg, &cc, localcluster.ControllerOptions{Logf: o.Logf, HTTPClient: httpClient})
+		ctl, err := mcstandin.New(cfg, &cc, mcstandin.Options{Logf: o.Logf, HTTPClient: httpClient})
 		if err != nil {
 			return err
 		}
