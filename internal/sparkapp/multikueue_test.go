@@ -215,6 +215,10 @@ func TestRecordMultiKueueGoldens(t *testing.T) {
 	m.manager.settle()
 	record(m.manager, "multikueue-manager-released")
 
+	noClass := newMultiKueue(t)
+	delete(noClass.manager.related, keyPriorityClass)
+	record(noClass.manager, "multikueue-manager-priority-class-missing")
+
 	w := newMultiKueue(t)
 	w.manager.settle()
 	w.manager.kueueAdmit()
