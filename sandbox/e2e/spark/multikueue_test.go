@@ -112,6 +112,9 @@ func TestMultiKueueRunsOnTheWorker(t *testing.T) {
 		}
 	}
 	mirror.report()
+	if procs, rss := residentMemory(m.dir); procs > 0 {
+		t.Logf("the manager cluster's %d processes (control plane, Kueue, Metacontroller, hook server) use %d MiB resident", procs, rss>>20)
+	}
 	// The final status releases the manager's Workload, and MultiKueue the worker's copy with it.
 	for _, name := range apps {
 		m.waitGone(workloadsGVR, "sparkapplication-"+name, appTimeout)
@@ -181,6 +184,7 @@ spec:
 type manager struct {
 	t         *testing.T
 	stack     *stack.Stack
+	dir       string // its state, which the command lines of its processes name
 	dyn       dynamic.Interface
 	namespace string
 }
@@ -226,7 +230,7 @@ func startManager(t *testing.T, namespace, queue string) *manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &manager{t: t, stack: s, dyn: dyn, namespace: namespace}
+	m := &manager{t: t, stack: s, dir: dir, dyn: dyn, namespace: namespace}
 	if err := s.AddJobNamespace(ctx, namespace, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -472,4 +476,28 @@ func (w *mirrorWatch) report() {
 	}
 	w.t.Logf("status mirroring (worker state first seen → shown on the manager, 100 ms polls): %d states, mean %s, max %s: %s",
 		len(w.delays), (total / time.Duration(len(w.delays))).Round(10*time.Millisecond), worst.Round(10*time.Millisecond), strings.Join(w.lines, ", "))
+}
+
+// residentMemory is the number of this machine's processes whose command line names dir, and
+// their resident memory in bytes (VmRSS).
+func residentMemory(dir string) (procs int, rss uint64) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), dir) {
+			continue
+		}
+		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			var kb uint64
+			if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kb); err == nil {
+				procs++
+				rss += kb << 10
+			}
+		}
+	}
+	return procs, rss
 }
