@@ -429,10 +429,11 @@ type mirrorWatch struct {
 	lines   []string
 	running map[string]time.Time // app → its driver first seen Running on the worker
 	shown   map[string]bool      // app/state → shown on the manager already
+	last    map[string]string    // app → the state the manager showed last
 }
 
 func newMirrorWatch(t *testing.T, n *namespace, m *manager, apps []string) *mirrorWatch {
-	return &mirrorWatch{t: t, n: n, m: m, apps: apps, seen: map[string]time.Time{}, running: map[string]time.Time{}, shown: map[string]bool{}}
+	return &mirrorWatch{t: t, n: n, m: m, apps: apps, seen: map[string]time.Time{}, running: map[string]time.Time{}, shown: map[string]bool{}, last: map[string]string{}}
 }
 
 func (w *mirrorWatch) observe() {
@@ -454,6 +455,10 @@ func (w *mirrorWatch) observe() {
 		if err != nil {
 			continue
 		}
+		if last := w.last[name]; (last == "COMPLETED" || last == "FAILED") && appState(app) != last {
+			w.t.Errorf("the manager's %s went back from %s to %q: a stale status was written over the copy", name, last, appState(app))
+		}
+		w.last[name] = appState(app)
 		key := name + "/" + appState(app)
 		if since, ok := w.seen[key]; ok && !w.shown[key] {
 			w.shown[key] = true
