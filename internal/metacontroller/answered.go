@@ -3,7 +3,7 @@ package metacontroller
 import (
 	"encoding/json"
 
-	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // LastAppliedAnnotation is where Metacontroller keeps a child as the hook answered it when it
@@ -57,17 +57,36 @@ func sameIdentity(a, b map[string]any) bool {
 	return a["kind"] == b["kind"] && a["apiVersion"] == b["apiVersion"] && name(a) != nil && name(a) == name(b)
 }
 
+// RecordedPod is a Pod as Metacontroller recorded it in its last-applied annotation, kept as the
+// recorded bytes and answered again as they are. Of its content only the identity is decoded: kind
+// and name, and the labels the caller's invariant reads, which L names as struct fields.
+type RecordedPod[L any] struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        struct {
+		Name   string `json:"name"`
+		Labels L      `json:"labels"`
+	} `json:"metadata"`
+	raw json.RawMessage
+}
+
+// GetName is the recorded Pod's name.
+func (p *RecordedPod[L]) GetName() string { return p.Metadata.Name }
+
+// MarshalJSON answers the Pod as recorded.
+func (p *RecordedPod[L]) MarshalJSON() ([]byte, error) { return p.raw, nil }
+
 // AnsweredPod is the Pod Metacontroller recorded in the last-applied annotation of the observed
-// Pod name when it applied it, typed, nil when the annotations hold no answer for that Pod. It
-// reads the annotations the caller decoded already: the hooks call it on every sync of a running
-// application, where decoding the whole observed Pod again would cost more than the sync itself.
-func AnsweredPod(name string, annotations map[string]string) *corev1.Pod {
+// Pod name when it applied it, nil when the annotations hold no answer for that Pod. It reads the
+// annotations the caller decoded already and decodes no more of the answer than its identity: the
+// hooks answer it again on every sync of a running application, where decoding and encoding the
+// whole Pod would cost more than the rest of the sync.
+func AnsweredPod[L any](name string, annotations map[string]string) *RecordedPod[L] {
 	applied, ok := annotations[LastAppliedAnnotation]
 	if !ok {
 		return nil
 	}
-	pod := &corev1.Pod{}
-	if json.Unmarshal([]byte(applied), pod) != nil || pod.Kind != "Pod" || pod.Name != name {
+	pod := &RecordedPod[L]{raw: json.RawMessage(applied)}
+	if json.Unmarshal(pod.raw, pod) != nil || pod.Kind != "Pod" || pod.Metadata.Name != name {
 		return nil
 	}
 	return pod

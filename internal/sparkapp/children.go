@@ -100,7 +100,7 @@ func (d *decider) attemptDriverPod(built string) any {
 	if pod == nil || pod.Metadata.Labels[sparkpod.LabelSubmissionID] != d.status.SubmissionID {
 		return nil
 	}
-	if answered := metacontroller.AnsweredPod(built, pod.Metadata.Annotations); answered != nil {
+	if answered := metacontroller.AnsweredPod[submissionLabel](built, pod.Metadata.Annotations); answered != nil {
 		return answered
 	}
 	return nil
@@ -222,6 +222,8 @@ func (d *decider) checkLivePodsKept() error {
 		switch pod := obj.(type) {
 		case *corev1.Pod:
 			desired[pod.Name] = pod.Labels[sparkpod.LabelSubmissionID]
+		case *metacontroller.RecordedPod[submissionLabel]:
+			desired[pod.Metadata.Name] = pod.Metadata.Labels.SubmissionID
 		case map[string]any:
 			if pod["kind"] != "Pod" {
 				continue
@@ -259,6 +261,13 @@ func (d *decider) checkLivePodsKept() error {
 		}
 	}
 	return nil
+}
+
+// submissionLabel is the label the invariant reads of a driver Pod answered as Metacontroller
+// recorded it: sparkpod.LabelSubmissionID, which a struct tag cannot name (a test holds the two
+// together).
+type submissionLabel struct {
+	SubmissionID string `json:"sparkoperator.k8s.io/submission-id"`
 }
 
 func stateName(s v1beta2.ApplicationStateType) string {

@@ -15,6 +15,7 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
 )
 
@@ -581,4 +582,15 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// The invariant reads a recorded Pod's submission id through a struct tag, which cannot name
+// the label constant: this holds the two together.
+func TestRecordedIdentityReadsTheSubmissionLabel(t *testing.T) {
+	pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{
+		"name": "pi-driver", "labels": map[string]any{sparkpod.LabelSubmissionID: "s-1", "other": "x"},
+	}}
+	recorded := metacontroller.AnsweredPod[submissionLabel]("pi-driver", map[string]string{metacontroller.LastAppliedAnnotation: string(coretest.MustJSON(t, pod))})
+	require.NotNil(t, recorded)
+	require.Equal(t, "s-1", recorded.Metadata.Labels.SubmissionID)
 }

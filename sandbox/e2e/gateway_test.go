@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // gatewayAPICRDsEnv names the directory of the Gateway API CRDs the cluster serves; make
@@ -84,21 +86,21 @@ func TestGatewayRoutes(t *testing.T) {
 	prefix := "/" + w.ns + "/" + app
 	assert.Equal(t, []any{"spark.example.com"}, nestedSlice(route, "spec", "hostnames"))
 	rule := firstOf(t, route, "spec", "rules")
-	assert.Equal(t, prefix, nestedString(firstOf(t, rule, "matches"), "path", "value"))
+	assert.Equal(t, prefix, harness.NestedString(firstOf(t, rule, "matches"), "path", "value"))
 	filter := firstOf(t, rule, "filters")
-	assert.Equal(t, "URLRewrite", nestedString(filter, "type"))
-	assert.Equal(t, "/", nestedString(filter, "urlRewrite", "path", "replacePrefixMatch"))
+	assert.Equal(t, "URLRewrite", harness.NestedString(filter, "type"))
+	assert.Equal(t, "/", harness.NestedString(filter, "urlRewrite", "path", "replacePrefixMatch"))
 	backend := firstOf(t, rule, "backendRefs")
-	assert.Equal(t, app+"-ui-svc", nestedString(backend, "name"))
-	assert.Equal(t, "1", nestedString(backend, "weight"), "defaulted by the HTTPRoute CRD: the real schema took the object")
+	assert.Equal(t, app+"-ui-svc", harness.NestedString(backend, "name"))
+	assert.Equal(t, "1", harness.NestedString(backend, "weight"), "defaulted by the HTTPRoute CRD: the real schema took the object")
 	w.checkOwned(t, route, sparkApplications, app)
 	portRoute := w.waitRoute(t, grpcRoutes, app+"-grpc-15002")
 	assert.Equal(t, []any{app + ".connect.example.com"}, nestedSlice(portRoute, "spec", "hostnames"))
-	assert.Equal(t, app+"-driver-15002", nestedString(firstOf(t, firstOf(t, portRoute, "spec", "rules"), "backendRefs"), "name"))
+	assert.Equal(t, app+"-driver-15002", harness.NestedString(firstOf(t, firstOf(t, portRoute, "spec", "rules"), "backendRefs"), "name"))
 	status, err := w.app(app)
 	require.NoError(t, err)
-	assert.Equal(t, app+"-ui-route", nestedString(status, "status", "driverInfo", "webUIHTTPRouteName"))
-	assert.Equal(t, "http://spark.example.com"+prefix, nestedString(status, "status", "driverInfo", "webUIHTTPRouteAddress"))
+	assert.Equal(t, app+"-ui-route", harness.NestedString(status, "status", "driverInfo", "webUIHTTPRouteName"))
+	assert.Equal(t, "http://spark.example.com"+prefix, harness.NestedString(status, "status", "driverInfo", "webUIHTTPRouteAddress"))
 	t.Logf("attempt %s, driver %s, route %s", a.submissionID, pod.Name, route.GetName())
 
 	const connect = "routed-connect"
@@ -130,16 +132,16 @@ spec:
 	grpc := w.waitRoute(t, grpcRoutes, connect+"-grpc-route")
 	assert.Equal(t, []any{connect + "." + w.ns + ".connect.example.com"}, nestedSlice(grpc, "spec", "hostnames"))
 	grpcBackend := firstOf(t, firstOf(t, grpc, "spec", "rules"), "backendRefs")
-	assert.Equal(t, connect+"-server", nestedString(grpcBackend, "name"))
-	assert.Equal(t, "15002", nestedString(grpcBackend, "port"))
+	assert.Equal(t, connect+"-server", harness.NestedString(grpcBackend, "name"))
+	assert.Equal(t, "15002", harness.NestedString(grpcBackend, "port"))
 	w.checkOwned(t, grpc, sparkConnects, connect)
 	connectUI := w.waitRoute(t, httpRoutes, connect+"-ui-route")
 	sc := w.waitConnect(t, connect, func(sc *unstructured.Unstructured) bool {
-		return nestedString(sc, "status", "server", "grpcRouteName") != ""
+		return harness.NestedString(sc, "status", "server", "grpcRouteName") != ""
 	})
-	assert.Equal(t, connect+"-grpc-route", nestedString(sc, "status", "server", "grpcRouteName"))
-	assert.Equal(t, connect+"-ui-route", nestedString(sc, "status", "server", "webUIHTTPRouteName"))
-	assert.Equal(t, "/"+w.ns+"/"+connect, nestedString(sc, "status", "server", "webUIHTTPRouteAddress"))
+	assert.Equal(t, connect+"-grpc-route", harness.NestedString(sc, "status", "server", "grpcRouteName"))
+	assert.Equal(t, connect+"-ui-route", harness.NestedString(sc, "status", "server", "webUIHTTPRouteName"))
+	assert.Equal(t, "/"+w.ns+"/"+connect, harness.NestedString(sc, "status", "server", "webUIHTTPRouteAddress"))
 
 	// Later syncs answer the same routes: the API server never saw them change.
 	time.Sleep(metacontrollerSettle)
@@ -174,14 +176,7 @@ spec:
 // waitRoute waits for a route of the world's namespace.
 func (w *world) waitRoute(t *testing.T, gvr schema.GroupVersionResource, name string) *unstructured.Unstructured {
 	t.Helper()
-	var route *unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
-		var err error
-		route, err = w.dyn.Resource(gvr).Namespace(w.ns).Get(ctx, name, metav1.GetOptions{})
-		return err == nil, nil
-	})
-	require.NoError(t, err, "%s %s/%s is created", gvr.Resource, w.ns, name)
-	return route
+	return w.waitObject(t, gvr, name, func(*unstructured.Unstructured) bool { return true })
 }
 
 // checkOwned checks that obj is controlled by the parent of that resource and name, which

@@ -23,17 +23,13 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,7 +39,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/klogsink"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
@@ -97,62 +92,21 @@ func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
-func runMain(m *testing.M) int {
-	if os.Geteuid() != 0 {
-		fmt.Fprintln(os.Stderr, "e2e: the process kubelet that runs the chart's hook server needs root (mount and network namespaces)")
-		return 1
-	}
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: kubectl is needed on PATH (Debian/Ubuntu: apt-get install kubectl):", err)
-		return 1
-	}
-	kubeBinDir, helm := os.Getenv("KUBE_BIN_DIR"), os.Getenv("HELM")
-	if kubeBinDir == "" || helm == "" {
-		fmt.Fprintln(os.Stderr, "e2e: KUBE_BIN_DIR and HELM must name the control plane and Helm (make kube, make helm): make e2e sets them")
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "sparkhooks-e2e-")
+func runMain(m *testing.M) (code int) {
+	suite, err := harness.Prepare("e2e")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// SPARKHOOKS_E2E_KEEP=1 keeps the work directory (logs, kubeconfig) after the run.
-	keep := os.Getenv("SPARKHOOKS_E2E_KEEP") == "1"
-	defer func() {
-		if keep {
-			fmt.Fprintf(os.Stderr, "e2e: work directory kept: %s\n", dir)
-			return
-		}
-		os.RemoveAll(dir)
-	}()
-	shared.dir = dir
-	logFile, err := os.Create(filepath.Join(dir, "cluster.log"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	defer logFile.Close()
-	klogsink.Redirect(logFile)
-	var logMu sync.Mutex
-	logf := func(format string, args ...any) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		fmt.Fprintf(logFile, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
-	}
+	defer func() { code = suite.Close(code) }()
+	shared.dir = suite.Dir
+	logf := suite.Logf
 
 	// SPARKHOOKS_E2E_BINARY runs a prebuilt binary (a release, say) instead of building this tree.
 	binary := os.Getenv("SPARKHOOKS_E2E_BINARY")
 	if binary == "" {
-		binary = filepath.Join(dir, "sparkhooks")
-		// Under go test -race the server is built with the race detector too: the hooks
-		// answering concurrent calls are what the suite should check for races most. The
-		// build is bounded by go test's -timeout only, as a cold race build takes minutes.
-		args := []string{"build", "-C", repoRoot, "-o", binary}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		if out, err := exec.Command("go", append(args, "./cmd/sparkhooks")...).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: building sparkhooks: %v\n%s", err, out)
+		if binary, err = suite.BuildSparkhooks(repoRoot, raceEnabled); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
@@ -160,14 +114,14 @@ func runMain(m *testing.M) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	network, err := prockubelet.NewNetwork(ctx, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))))
+	network, err := harness.NewNetwork(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	defer network.Close()
 	options := stack.Options{
-		Dir: filepath.Join(dir, "cluster"), KubeBinDir: kubeBinDir, Helm: helm,
+		Dir: filepath.Join(suite.Dir, "cluster"), KubeBinDir: suite.KubeBinDir, Helm: suite.Helm,
 		Chart: filepath.Join(repoRoot, "chart"), Sparkhooks: binary,
 		// Kubeflow's metrics too, which TestKubeflowDashboardQueriesOnTheCluster scrapes. The
 		// chart's Pods on this node only: a Pod a rollout replaces (TestNamespaceSelector's helm
@@ -231,15 +185,12 @@ func runMain(m *testing.M) int {
 		node.Run(heartbeatCtx, logf)
 	}()
 
-	code := m.Run()
+	code = m.Run()
 	stopHeartbeat()
 	<-heartbeatDone
 	if err := checkHookServer(client, code != 0); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: the hook server:", err)
 		code = 1
-	}
-	if code != 0 && !keep {
-		fmt.Fprintln(os.Stderr, "e2e: set SPARKHOOKS_E2E_KEEP=1 to keep the logs (cluster.log, cluster/logs/, sparkhooks-*.log) of a run")
 	}
 	return code
 }
@@ -282,25 +233,11 @@ func checkHookServer(client kubernetes.Interface, printLogs bool) error {
 			problems = append(problems, fmt.Sprintf("Pod %s: the race detector reported a data race", pod.Name))
 		}
 		if printLogs || len(problems) > found {
-			fmt.Fprintf(os.Stderr, "--- last lines of the log of %s/%s ---\n%s\n", pod.Namespace, pod.Name, tail(string(log), 60))
+			fmt.Fprintf(os.Stderr, "--- last lines of the log of %s/%s ---\n%s\n", pod.Namespace, pod.Name, harness.Tail(string(log), 60))
 		}
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))
 	}
 	return nil
-}
-
-// tail is the last n lines of text.
-func tail(text string, n int) string {
-	var lines []string
-	scanner := bufio.NewScanner(strings.NewReader(text))
-	scanner.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for scanner.Scan() {
-		lines = append(lines, scanner.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
 }

@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // Scenario tests: the chart's hook server (hooksURL), called by the contract controller as
@@ -598,24 +600,12 @@ func (w *world) waitRun(name string, after *unstructured.Unstructured) (*unstruc
 
 // waitScheduled waits until pred accepts the ScheduledSparkApplication.
 func (w *world) waitScheduled(name, want string, pred func(*unstructured.Unstructured) bool) error {
-	var last *unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
-		ssa, err := w.scheduled(name)
-		if err != nil {
-			return false, nil
-		}
-		last = ssa
-		return pred(ssa), nil
-	})
+	get := func(context.Context) (*unstructured.Unstructured, error) { return w.scheduled(name) }
+	_, err := harness.WaitFor(context.Background(), waitTimeout, want, get, pred, describeScheduled)
 	if err == nil {
 		return nil
 	}
-	status := "no such object"
-	if last != nil {
-		status = describeScheduled(last)
-	}
-	return fmt.Errorf("ScheduledSparkApplication %s/%s: want %s within %s; saw %s%s%s", w.ns, name, want, waitTimeout, status,
-		w.events(name), w.controllerDiagnosis(name))
+	return fmt.Errorf("ScheduledSparkApplication %s/%s: %w%s%s", w.ns, name, err, w.events(name), w.controllerDiagnosis(name))
 }
 
 func describeScheduled(ssa *unstructured.Unstructured) string {

@@ -45,13 +45,13 @@ func TestSparkClusterRuns(t *testing.T) {
 	require.NoError(t, err, out)
 	const name = "spark-cluster"
 	state := func(c *unstructured.Unstructured) string {
-		return nestedString(c, "status", "currentState", "currentStateSummary")
+		return harness.NestedString(c, "status", "currentState", "currentStateSummary")
 	}
 
 	w.waitCluster(t, name, func(c *unstructured.Unstructured) bool { return state(c) == "Submitted" })
 	master := w.waitStatefulSet(t, name+"-master", func(*unstructured.Unstructured) bool { return true })
-	assert.Equal(t, "1", nestedString(master, "spec", "replicas"))
-	w.waitStatefulSet(t, name+"-worker", func(s *unstructured.Unstructured) bool { return nestedString(s, "spec", "replicas") == "3" })
+	assert.Equal(t, "1", harness.NestedString(master, "spec", "replicas"))
+	w.waitStatefulSet(t, name+"-worker", func(s *unstructured.Unstructured) bool { return harness.NestedString(s, "spec", "replicas") == "3" })
 	for _, svc := range []string{name + "-master-svc", name + "-worker-svc"} {
 		_, err := w.core.CoreV1().Services(w.ns).Get(ctx, svc, metav1.GetOptions{})
 		require.NoError(t, err, "Service %s", svc)
@@ -65,7 +65,7 @@ func TestSparkClusterRuns(t *testing.T) {
 	w.readyStatefulSet(t, name+"-master", 1)
 	w.readyStatefulSet(t, name+"-worker", 2)
 	c := w.waitCluster(t, name, func(c *unstructured.Unstructured) bool {
-		return strings.Contains(nestedString(c, "status", "currentState", "message"), "(2 ready)")
+		return strings.Contains(harness.NestedString(c, "status", "currentState", "message"), "(2 ready)")
 	})
 	assert.Equal(t, "Submitted", state(c), "2 of minWorkers 3 ready is not healthy")
 	w.readyStatefulSet(t, name+"-worker", 3)
@@ -77,10 +77,10 @@ func TestSparkClusterRuns(t *testing.T) {
 	patch := `{"spec":{"clusterTolerations":{"instanceConfig":{"initWorkers":4,"minWorkers":4,"maxWorkers":4}},"sparkConf":{"spark.worker.cleanup.enabled":"true"}}}`
 	_, err = w.dyn.Resource(sparkClusters).Namespace(w.ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	require.NoError(t, err)
-	worker := w.waitStatefulSet(t, name+"-worker", func(s *unstructured.Unstructured) bool { return nestedString(s, "spec", "replicas") == "4" })
+	worker := w.waitStatefulSet(t, name+"-worker", func(s *unstructured.Unstructured) bool { return harness.NestedString(s, "spec", "replicas") == "4" })
 	containers, _, _ := unstructured.NestedSlice(worker.Object, "spec", "template", "spec", "containers")
 	require.NotEmpty(t, containers)
-	assert.Contains(t, nestedString(&unstructured.Unstructured{Object: map[string]any{"c": containers[0]}}, "c", "env"), "spark.worker.cleanup.enabled=true")
+	assert.Contains(t, harness.NestedString(&unstructured.Unstructured{Object: map[string]any{"c": containers[0]}}, "c", "env"), "spark.worker.cleanup.enabled=true")
 	w.waitCluster(t, name, func(c *unstructured.Unstructured) bool { return state(c) == "Submitted" })
 	// The new conf rolls the master and the workers, one Pod at a time, each replaced by one that
 	// is not ready at once: the cluster may go below minWorkers, and back to Submitted, at each
@@ -123,17 +123,13 @@ func (w *world) waitStatefulSet(t *testing.T, name string, ok func(*unstructured
 
 func (w *world) waitObject(t *testing.T, gvr schema.GroupVersionResource, name string, ok func(*unstructured.Unstructured) bool) *unstructured.Unstructured {
 	t.Helper()
-	var last *unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(context.Background(), 50e6, waitTimeout, true, func(ctx context.Context) (bool, error) {
-		obj, err := w.dyn.Resource(gvr).Namespace(w.ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		last = obj
-		return ok(obj), nil
-	})
-	require.NoError(t, err, "%s %s/%s: last seen %v", gvr.Resource, w.ns, name, statusOf(last))
-	return last
+	get := func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return w.dyn.Resource(gvr).Namespace(w.ns).Get(ctx, name, metav1.GetOptions{})
+	}
+	describe := func(obj *unstructured.Unstructured) string { return fmt.Sprint(statusOf(obj)) }
+	obj, err := harness.WaitFor(context.Background(), waitTimeout, fmt.Sprintf("%s %s/%s as the test expects", gvr.Resource, w.ns, name), get, ok, describe)
+	require.NoError(t, err)
+	return obj
 }
 
 // readyStatefulSet plays the kubelet of the StatefulSet's Pods whose ordinals are below ready: it
@@ -202,7 +198,7 @@ spec:
 	require.NoError(t, err, out)
 	worker := name + "-worker"
 	replicas := func(n string) func(*unstructured.Unstructured) bool {
-		return func(s *unstructured.Unstructured) bool { return nestedString(s, "spec", "replicas") == n }
+		return func(s *unstructured.Unstructured) bool { return harness.NestedString(s, "spec", "replicas") == n }
 	}
 	w.waitStatefulSet(t, worker, replicas("3"))
 	// Metacontroller creates the children one after the other: the autoscaler may come a moment
@@ -225,7 +221,7 @@ spec:
 	w.readyStatefulSet(t, name+"-master", 1)
 	w.readyStatefulSet(t, worker, 5)
 	w.waitCluster(t, name, func(c *unstructured.Unstructured) bool {
-		return nestedString(c, "status", "currentState", "currentStateSummary") == "RunningHealthy"
+		return harness.NestedString(c, "status", "currentState", "currentStateSummary") == "RunningHealthy"
 	})
 	// A label edit of the parent brings one more sync after the pool is ready.
 	_, err = w.dyn.Resource(sparkClusters).Namespace(w.ns).Patch(ctx, name, types.MergePatchType,
@@ -239,7 +235,7 @@ spec:
 		time.Sleep(metacontrollerSettle)
 	}
 	sts := w.waitStatefulSet(t, worker, func(*unstructured.Unstructured) bool { return true })
-	assert.Equal(t, "5", nestedString(sts, "spec", "replicas"), "the autoscaler's count survives the syncs")
+	assert.Equal(t, "5", harness.NestedString(sts, "spec", "replicas"), "the autoscaler's count survives the syncs")
 
 	// The user's edit of initWorkers is applied.
 	_, err = w.dyn.Resource(sparkClusters).Namespace(w.ns).Patch(ctx, name, types.MergePatchType,
@@ -273,7 +269,7 @@ spec:
 	require.NoError(t, err, out)
 	state := func(want string) func(*unstructured.Unstructured) bool {
 		return func(c *unstructured.Unstructured) bool {
-			return nestedString(c, "status", "currentState", "currentStateSummary") == want
+			return harness.NestedString(c, "status", "currentState", "currentStateSummary") == want
 		}
 	}
 	exists := func(gvr schema.GroupVersionResource, n string) bool {
@@ -287,7 +283,7 @@ spec:
 	suspended := func(t *testing.T, policy bool) {
 		t.Helper()
 		c := w.waitCluster(t, name, state("Suspended"))
-		assert.Equal(t, "SpecSuspend", nestedString(c, "status", "currentState", "suspendReason"))
+		assert.Equal(t, "SpecSuspend", harness.NestedString(c, "status", "currentState", "suspendReason"))
 		require.NoError(t, wait.PollUntilContextTimeout(ctx, 50e6, waitTimeout, true, func(context.Context) (bool, error) {
 			return !exists(statefulSets, name+"-master") && !exists(statefulSets, name+"-worker") &&
 				!exists(horizontalPodAutoscalers, name+"-worker-hpa") && !exists(budgets, name+"-worker-pdb"), nil
@@ -301,7 +297,7 @@ spec:
 		_, err := w.dyn.Resource(sparkClusters).Namespace(w.ns).Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"suspend":false}}`), metav1.PatchOptions{})
 		require.NoError(t, err)
 		w.waitCluster(t, name, state("Submitted"))
-		w.waitStatefulSet(t, name+"-worker", func(s *unstructured.Unstructured) bool { return nestedString(s, "spec", "replicas") == "2" })
+		w.waitStatefulSet(t, name+"-worker", func(s *unstructured.Unstructured) bool { return harness.NestedString(s, "spec", "replicas") == "2" })
 		w.readyStatefulSet(t, name+"-master", 1)
 		w.readyStatefulSet(t, name+"-worker", 2)
 		w.waitCluster(t, name, state("RunningHealthy"))

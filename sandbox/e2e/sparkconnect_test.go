@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 const connectController = "sparkconnect-controller.yaml"
@@ -35,7 +37,7 @@ func TestSparkConnectServes(t *testing.T) {
 
 	const name, server = "spark-connect", "spark-connect-server"
 	sc := w.waitConnect(t, name, func(sc *unstructured.Unstructured) bool { return connectState(sc) == "Provisioning" })
-	assert.Equal(t, server, nestedString(sc, "status", "server", "podName"))
+	assert.Equal(t, server, harness.NestedString(sc, "status", "server", "podName"))
 	pod := w.livePod(t, server, func(*corev1.Pod) bool { return true })
 	c := pod.Spec.Containers[0]
 	require.NotNil(t, c.ReadinessProbe, "a TCP readiness probe on the gRPC port")
@@ -46,14 +48,14 @@ func TestSparkConnectServes(t *testing.T) {
 
 	require.NoError(t, w.kubelet.Start(ctx, server))
 	sc = w.waitConnect(t, name, func(sc *unstructured.Unstructured) bool { return connectState(sc) == "Ready" })
-	assert.Equal(t, server, nestedString(sc, "status", "server", "podName"), "Ready comes with the Pod name")
-	assert.Equal(t, server, nestedString(sc, "status", "server", "serviceName"), "Ready comes with the Service name")
-	assert.NotEmpty(t, nestedString(sc, "status", "server", "podIp"), "Ready comes with the Pod IP")
+	assert.Equal(t, server, harness.NestedString(sc, "status", "server", "podName"), "Ready comes with the Pod name")
+	assert.Equal(t, server, harness.NestedString(sc, "status", "server", "serviceName"), "Ready comes with the Service name")
+	assert.NotEmpty(t, harness.NestedString(sc, "status", "server", "podIp"), "Ready comes with the Pod IP")
 
 	_, err = w.kubelet.AddExecutors(ctx, server, 2)
 	require.NoError(t, err)
 	w.waitConnect(t, name, func(sc *unstructured.Unstructured) bool {
-		return nestedString(sc, "status", "executors", "running") == "2"
+		return harness.NestedString(sc, "status", "executors", "running") == "2"
 	})
 
 	// The server Pod deleted: a new one, Ready again once it is.
@@ -80,17 +82,7 @@ func TestSparkConnectServes(t *testing.T) {
 
 func (w *world) waitConnect(t *testing.T, name string, ok func(*unstructured.Unstructured) bool) *unstructured.Unstructured {
 	t.Helper()
-	var last *unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(context.Background(), 50e6, waitTimeout, true, func(ctx context.Context) (bool, error) {
-		sc, err := w.dyn.Resource(sparkConnects).Namespace(w.ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		last = sc
-		return ok(sc), nil
-	})
-	require.NoError(t, err, "SparkConnect %s/%s: last seen %v", w.ns, name, statusOf(last))
-	return last
+	return w.waitObject(t, sparkConnects, name, ok)
 }
 
 // livePod waits for a Pod that exists, is not being deleted, and that ok accepts.
@@ -103,18 +95,8 @@ func (w *world) livePod(t *testing.T, name string, ok func(*corev1.Pod) bool) *c
 	return pod
 }
 
-func connectState(sc *unstructured.Unstructured) string { return nestedString(sc, "status", "state") }
-
-// nestedString reads a field as a string ("" when absent).
-func nestedString(obj *unstructured.Unstructured, fields ...string) string {
-	if obj == nil {
-		return ""
-	}
-	v, found, err := unstructured.NestedFieldNoCopy(obj.Object, fields...)
-	if !found || err != nil {
-		return ""
-	}
-	return fmt.Sprint(v)
+func connectState(sc *unstructured.Unstructured) string {
+	return harness.NestedString(sc, "status", "state")
 }
 
 func statusOf(obj *unstructured.Unstructured) any {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	restclient "k8s.io/client-go/rest"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
@@ -108,11 +109,15 @@ func newWorldIn(t *testing.T, namespace func(kubernetes.Interface) string, hookU
 	})
 
 	cfg := shared.stack.Admin
+	// The test acts as a user's kubectl, with kubectl's client limits (50 a second, bursts of
+	// 300), not client-go's 5 a second, which paced tests that create or delete many objects.
+	user := restclient.CopyConfig(cfg)
+	user.QPS, user.Burst = 50, 300
 	w := &world{t: t, controllers: map[string]*mcstandin.Controller{}, stateLogs: map[string]*stateLog{}}
 	var err error
-	w.dyn, err = dynamic.NewForConfig(cfg)
+	w.dyn, err = dynamic.NewForConfig(user)
 	require.NoError(t, err)
-	w.core, err = kubernetes.NewForConfig(cfg)
+	w.core, err = kubernetes.NewForConfig(user)
 	require.NoError(t, err)
 	w.ns = namespace(w.core)
 	w.watchWrites(ctx)
@@ -363,23 +368,25 @@ func (w *world) controllerDiagnosis(name string) string {
 
 // waitPod waits until pred accepts the pod (nil when it does not exist).
 func (w *world) waitPod(name, want string, pred func(*corev1.Pod) bool) error {
-	var last *corev1.Pod
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
+	// A pod that does not exist is nil to pred, which may be waiting for exactly that.
+	get := func(context.Context) (*corev1.Pod, error) {
 		pod, err := w.pod(name)
 		if err != nil {
-			pod = nil
+			return nil, nil
 		}
-		last = pod
-		return pred(pod), nil
-	})
-	if err == nil {
-		return nil
+		return pod, nil
 	}
-	seen := "no such pod"
-	if last != nil {
-		seen = fmt.Sprintf("phase %s, deleting %v", last.Status.Phase, last.DeletionTimestamp != nil)
+	describe := func(pod *corev1.Pod) string {
+		if pod == nil {
+			return "no such pod"
+		}
+		return fmt.Sprintf("phase %s, deleting %v", pod.Status.Phase, pod.DeletionTimestamp != nil)
 	}
-	return fmt.Errorf("pod %s/%s: want %s within %s; saw %s", w.ns, name, want, waitTimeout, seen)
+	_, err := harness.WaitFor(context.Background(), waitTimeout, want, get, pred, describe)
+	if err != nil {
+		return fmt.Errorf("pod %s/%s: %w", w.ns, name, err)
+	}
+	return nil
 }
 
 func podGone(pod *corev1.Pod) bool { return pod == nil }

@@ -39,6 +39,10 @@ type Kubelet struct {
 
 // NewKubelet returns a fake kubelet for namespace.
 func NewKubelet(cfg *restclient.Config, namespace string) (*Kubelet, error) {
+	// A kubelet's client limits, as the process kubelet has: at client-go's 5 a second, a test
+	// that starts and stops many pods was paced by this client, not by the hooks.
+	cfg = restclient.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 50, 100
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

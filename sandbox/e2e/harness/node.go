@@ -91,7 +91,7 @@ func (n *Node) status(old *corev1.NodeStatus) corev1.NodeStatus {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("64"),
 		corev1.ResourceMemory:           resource.MustParse("256Gi"),
-		corev1.ResourcePods:             resource.MustParse("1000"),
+		corev1.ResourcePods:             resource.MustParse("2000"), // a driver and 1,000 executors (TestBigApplicationCost)
 		corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
 	}
 	status := corev1.NodeStatus{

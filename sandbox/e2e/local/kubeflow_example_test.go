@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // TestKubeflowSparkPiExample applies Kubeflow's own examples/spark-pi.yaml (v2.5.2) unchanged to
@@ -62,11 +64,11 @@ func TestKubeflowSparkPiExample(t *testing.T) {
 	}
 	if state != "COMPLETED" {
 		out, _ := s.kubectl("get", "sparkapp", "spark-pi", "-o", "yaml")
-		t.Fatalf("spark-pi is %q, want COMPLETED:\n%s\n%s", state, out, tail(s.output.String(), 30))
+		t.Fatalf("spark-pi is %q, want COMPLETED:\n%s\n%s", state, out, harness.Tail(s.output.String(), 30))
 	}
 	logs, err := s.kubectl("logs", "spark-pi-driver")
 	if err != nil || !strings.Contains(logs, "Pi is roughly 3.1") {
-		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, tail(logs, 20))
+		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, harness.Tail(logs, 20))
 	}
 	t.Logf("from kubectl apply to COMPLETED: %s (with the image prepared on first use)", time.Since(applied).Round(time.Second))
 	s.stopAndCheckNothingIsLeft(t)

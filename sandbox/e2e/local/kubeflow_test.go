@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // TestMakeRunWithKubeflowOperator is make run OPERATOR=kubeflow: the same sandbox with the
@@ -73,7 +75,7 @@ func TestMakeRunWithKubeflowOperator(t *testing.T) {
 		t.Errorf("the driver Pod has no sparkoperator.k8s.io/submission-id label: not Kubeflow's")
 	}
 	if logs, err := s.kubectl("logs", "spark-pi-driver"); err != nil || !strings.Contains(logs, "Pi is roughly 3.1") {
-		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, tail(logs, 20))
+		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, harness.Tail(logs, 20))
 	}
 	stopped = true
 	s.stopAndCheckNothingIsLeft(t)

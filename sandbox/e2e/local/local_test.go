@@ -206,7 +206,7 @@ func runSparkPi(t *testing.T, sandbox, controller string, args ...string) {
 	}
 	logs, err := s.kubectl("logs", "spark-pi-driver")
 	if err != nil || !strings.Contains(logs, "Pi is roughly 3.1") {
-		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, tail(logs, 20))
+		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, harness.Tail(logs, 20))
 	}
 	s.checkHistory(t, "spark-pi")
 
@@ -592,12 +592,4 @@ func residentMiB(pids []int) int {
 		}
 	}
 	return total / 1024
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // TestImagesArePulledOnDemand is a first `make run` on a machine without Spark images: the
@@ -76,7 +78,7 @@ func TestImagesArePulledOnDemand(t *testing.T) {
 	}
 	logs, err := s.kubectl("logs", "spark-pi-driver")
 	if state != "COMPLETED" || err != nil || !strings.Contains(logs, "Pi is roughly 3.1") {
-		t.Fatalf("spark-pi is %q; kubectl logs spark-pi-driver: %v, no Pi line in\n%s", state, err, tail(logs, 20))
+		t.Fatalf("spark-pi is %q; kubectl logs spark-pi-driver: %v, no Pi line in\n%s", state, err, harness.Tail(logs, 20))
 	}
 	t.Logf("from kubectl apply to the Pi line: %s", time.Since(applied).Round(time.Second))
 

@@ -46,7 +46,7 @@ func TestHookServerPodIsRestarted(t *testing.T) {
 		t.Errorf("the driver Pod is %q after the restart, want the same one, %q", uid, driverUID)
 	}
 	if logs, err := s.kubectl("logs", "spark-pi-driver"); err != nil || !strings.Contains(logs, "Pi is roughly 3.1") {
-		t.Errorf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, tail(logs, 20))
+		t.Errorf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, harness.Tail(logs, 20))
 	}
 
 	// The second exit within the kubelet's back-off reset is backed off from, as in a cluster.

@@ -22,8 +22,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 	"k8s.io/utils/ptr"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // airflowDAGs are the DAGs the test runs, as a team writes them: Airflow's SparkKubernetesOperator
@@ -196,7 +197,7 @@ func (a *airflow) run(t *testing.T, timeout time.Duration, args ...string) (stri
 	case <-time.After(timeout):
 		_ = cmd.Process.Kill()
 		<-done
-		t.Fatalf("airflow %s still running after %s:\n%s", strings.Join(args, " "), timeout, tail(out.String(), 60))
+		t.Fatalf("airflow %s still running after %s:\n%s", strings.Join(args, " "), timeout, harness.Tail(out.String(), 60))
 		return "", nil
 	}
 }
@@ -221,12 +222,12 @@ func TestAirflow(t *testing.T) {
 		a := newCase(t)
 		out, err := a.run(t, 5*time.Minute, "dags", "test", "spark_pi")
 		if err != nil || !strings.Contains(out, "Pi is roughly 3.1") {
-			t.Fatalf("airflow dags test spark_pi: %v; want success with the driver's \"Pi is roughly 3.1\":\n%s", err, tail(out, 80))
+			t.Fatalf("airflow dags test spark_pi: %v; want success with the driver's \"Pi is roughly 3.1\":\n%s", err, harness.Tail(out, 80))
 		}
 		// The run succeeded, so both tasks did; the sensor, once COMPLETED, attaches the
 		// driver's log too.
 		if got := strings.Count(out, "Pi is roughly 3.1"); got < 2 {
-			t.Errorf("the driver's Pi line is in the output %d times, want twice (operator and sensor):\n%s", got, tail(out, 80))
+			t.Errorf("the driver's Pi line is in the output %d times, want twice (operator and sensor):\n%s", got, harness.Tail(out, 80))
 		}
 		// The operator was told to leave it (delete_on_termination=False) for the sensor.
 		if err := a.n.dyn.Resource(sparkApplications).Namespace(a.n.name).Delete(context.Background(), "spark-pi", metav1.DeleteOptions{}); err != nil {
@@ -239,7 +240,7 @@ func TestAirflow(t *testing.T) {
 		a := newCase(t)
 		out, err := a.run(t, 5*time.Minute, "dags", "test", "template")
 		if err != nil || !strings.Contains(out, "Pi is roughly 3.1") {
-			t.Fatalf("airflow dags test template: %v; want success with the driver's \"Pi is roughly 3.1\":\n%s", err, tail(out, 80))
+			t.Fatalf("airflow dags test template: %v; want success with the driver's \"Pi is roughly 3.1\":\n%s", err, harness.Tail(out, 80))
 		}
 		// delete_on_termination (the default): the task deletes its application when it ends.
 		requireNoSparkApplications(t, a.n, time.Minute)
@@ -250,7 +251,7 @@ func TestAirflow(t *testing.T) {
 		out, err := a.run(t, 5*time.Minute, "dags", "test", "failing")
 		const cause = "the number of slices must be positive, got 0"
 		if err == nil || !strings.Contains(out, cause) {
-			t.Fatalf("airflow dags test failing: %v; want a failed task saying %q:\n%s", err, cause, tail(out, 80))
+			t.Fatalf("airflow dags test failing: %v; want a failed task saying %q:\n%s", err, cause, harness.Tail(out, 80))
 		}
 		// Airflow leaves a failed application: its cleanup looks for the driver with a field
 		// selector that excludes Failed pods, so it deletes one only when it reads the driver
@@ -285,20 +286,20 @@ func TestAirflow(t *testing.T) {
 		if err := wait.PollUntilContextTimeout(context.Background(), time.Second, 4*time.Minute, true, func(context.Context) (bool, error) {
 			return strings.Contains(out.String(), "Running Spark version"), nil
 		}); err != nil {
-			t.Fatalf("the task never streamed the driver's log:\n%s", tail(out.String(), 60))
+			t.Fatalf("the task never streamed the driver's log:\n%s", harness.Tail(out.String(), 60))
 		}
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 		requireNoSparkApplications(t, a.n, time.Minute)
 		if !strings.Contains(out.String(), "Deleting spark job for task pi") {
-			t.Errorf("the application is gone, but not by on_kill:\n%s", tail(out.String(), 60))
+			t.Errorf("the application is gone, but not by on_kill:\n%s", harness.Tail(out.String(), 60))
 		}
 		select {
 		case <-exited:
 			t.Logf("the killed task ended: %v", waitErr)
 		case <-time.After(2 * time.Minute):
-			t.Errorf("the killed task still runs 2 minutes after SIGTERM:\n%s", tail(out.String(), 40))
+			t.Errorf("the killed task still runs 2 minutes after SIGTERM:\n%s", harness.Tail(out.String(), 40))
 		}
 	})
 }

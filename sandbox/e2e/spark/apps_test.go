@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 func TestPySparkPi(t *testing.T) {
@@ -32,10 +34,10 @@ func TestPySparkPi(t *testing.T) {
 			n := newNamespace(t, "pyspark")
 			n.applyExample(tc.example)
 			app := n.waitCompleted(tc.app, appTimeout)
-			driver := nestedString(app, "status", "driverInfo", "podName")
+			driver := harness.NestedString(app, "status", "driverInfo", "podName")
 			log := n.logs(driver, "")
 			if !strings.Contains(log, "Pi is roughly 3.1") {
-				t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, tail(log, 30))
+				t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, harness.Tail(log, 30))
 			}
 			checkNoErrors(t, driver, log)
 		})
@@ -74,7 +76,7 @@ spec:
 	if got, _, _ := unstructured.NestedInt64(app.Object, "status", "executionAttempts"); got != 2 {
 		t.Errorf("status.executionAttempts = %d, want 2 (the first run and one retry)", got)
 	}
-	msg := nestedString(app, "status", "applicationState", "errorMessage")
+	msg := harness.NestedString(app, "status", "applicationState", "errorMessage")
 	for _, want := range []string{"exit code 101", "org.apache.spark.examples.NoSuchClass"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("errorMessage %q does not contain %q", msg, want)
@@ -109,15 +111,15 @@ spec:
     memory: 512m
 `)
 	app := n.waitAppState("bad-argument", "FAILED", appTimeout)
-	driver, err := n.pod(nestedString(app, "status", "driverInfo", "podName"))
+	driver, err := n.pod(harness.NestedString(app, "status", "driverInfo", "podName"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const exception = `java.lang.NumberFormatException: For input string: "not-a-number"`
 	if annotation := driver.Annotations["spark.exit-exception"]; !strings.HasPrefix(annotation, exception) {
-		t.Errorf("driver annotation spark.exit-exception = %q, want the exception %s with its stack", tail(annotation, 5), exception)
+		t.Errorf("driver annotation spark.exit-exception = %q, want the exception %s with its stack", harness.Tail(annotation, 5), exception)
 	}
-	msg := nestedString(app, "status", "applicationState", "errorMessage")
+	msg := harness.NestedString(app, "status", "applicationState", "errorMessage")
 	if !strings.HasSuffix(msg, ": "+exception) {
 		t.Errorf("errorMessage %q does not end with the exception %s", msg, exception)
 	}
@@ -140,7 +142,7 @@ func TestSparkUI(t *testing.T) {
 		if state := appState(app); state == "COMPLETED" || state == "FAILED" {
 			t.Fatalf("spark-pi ended %s before its UI answered (last error: %v)", state, lastErr)
 		}
-		service := nestedString(app, "status", "driverInfo", "webUIServiceName")
+		service := harness.NestedString(app, "status", "driverInfo", "webUIServiceName")
 		if service == "" {
 			return false
 		}
@@ -169,7 +171,7 @@ func TestSparkUI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := nestedString(app, "status", "sparkApplicationId"); list[0].ID != want {
+	if want := harness.NestedString(app, "status", "sparkApplicationId"); list[0].ID != want {
 		t.Errorf("the UI serves application %q, want %q (status.sparkApplicationId)", list[0].ID, want)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // clusterTimeout bounds a standalone cluster's start: a master and three workers, each a JVM,
@@ -29,7 +31,7 @@ func TestSparkClusterRunsSparkPi(t *testing.T) {
 	n := newNamespace(t, "cluster")
 	n.applyExample("spark-cluster.yaml")
 	n.waitFor(sparkClusters, "spark-cluster", "RunningHealthy", clusterTimeout, func(c *unstructured.Unstructured) bool {
-		return nestedString(c, "status", "currentState", "currentStateSummary") == "RunningHealthy"
+		return harness.NestedString(c, "status", "currentState", "currentStateSummary") == "RunningHealthy"
 	})
 	masterURL, err := n.serviceURL("spark-cluster-master-svc", 8080)
 	if err != nil {
@@ -69,10 +71,10 @@ func TestSparkClusterRunsSparkPi(t *testing.T) {
 
 	n.applyExample("spark-pi-on-cluster.yaml")
 	app := n.waitCompleted("spark-pi-on-cluster", appTimeout)
-	driver := nestedString(app, "status", "driverInfo", "podName")
+	driver := harness.NestedString(app, "status", "driverInfo", "podName")
 	log := n.logs(driver, "")
 	if !strings.Contains(log, "Pi is roughly 3.1") {
-		t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, tail(log, 30))
+		t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, harness.Tail(log, 30))
 	}
 	checkNoErrors(t, driver, log)
 	if err := readMaster(); err != nil {

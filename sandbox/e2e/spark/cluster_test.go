@@ -24,6 +24,7 @@ import (
 	restclient "k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/kubectl"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
@@ -201,19 +202,14 @@ func (n *namespace) waitAppState(name, state string, timeout time.Duration, obse
 	return n.waitFor(sparkApplications, name, "state "+state, timeout, func(app *unstructured.Unstructured) bool {
 		got := appState(app)
 		if got != state && (got == "FAILED" || got == "COMPLETED") {
-			n.t.Fatalf("SparkApplication %s/%s: want %s, ended %s: %s", n.name, name, state, got, nestedString(app, "status", "applicationState", "errorMessage"))
+			n.t.Fatalf("SparkApplication %s/%s: want %s, ended %s: %s", n.name, name, state, got, harness.NestedString(app, "status", "applicationState", "errorMessage"))
 		}
 		return got == state
 	}, observers...)
 }
 
 func appState(app *unstructured.Unstructured) string {
-	return nestedString(app, "status", "applicationState", "state")
-}
-
-func nestedString(obj *unstructured.Unstructured, fields ...string) string {
-	s, _, _ := unstructured.NestedString(obj.Object, fields...)
-	return s
+	return harness.NestedString(app, "status", "applicationState", "state")
 }
 
 func (n *namespace) pod(name string) (*corev1.Pod, error) {

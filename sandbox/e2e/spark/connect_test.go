@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // connectQuery runs on the server's executors: 8 partitions, a shuffle, and a sum whose answer
@@ -44,12 +46,12 @@ func TestSparkConnect(t *testing.T) {
 	n.applyExample("spark-connect.yaml")
 	var readyAt time.Time
 	sc := n.waitFor(sparkConnects, "spark-connect", "state Ready", appTimeout, func(sc *unstructured.Unstructured) bool {
-		if nestedString(sc, "status", "state") != "Ready" {
+		if harness.NestedString(sc, "status", "state") != "Ready" {
 			return false
 		}
 		readyAt = time.Now()
 		// Ready must mean the gRPC port answers: a client that connects at once must not fail.
-		ip := nestedString(sc, "status", "server", "podIp")
+		ip := harness.NestedString(sc, "status", "server", "podIp")
 		conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip, "15002"), 2*time.Second)
 		if err != nil {
 			t.Fatalf("SparkConnect is Ready but its server %s does not accept connections: %v", ip, err)
@@ -57,7 +59,7 @@ func TestSparkConnect(t *testing.T) {
 		conn.Close()
 		return true
 	})
-	service := nestedString(sc, "status", "server", "serviceName")
+	service := harness.NestedString(sc, "status", "server", "serviceName")
 	base, err := n.serviceURL(service, 15002)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ package spark
 import (
 	"strings"
 	"testing"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // TestDynamicAllocation runs examples/spark-pi-dynamic-allocation.yaml: Spark starts with the
@@ -28,10 +30,10 @@ func TestDynamicAllocation(t *testing.T) {
 	})
 	done := n.waitCompleted(app, appTimeout, executors.observe)
 
-	driver := nestedString(done, "status", "driverInfo", "podName")
+	driver := harness.NestedString(done, "status", "driverInfo", "podName")
 	log := n.logs(driver, "")
 	if !strings.Contains(log, "Pi is roughly 3.1") {
-		t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, tail(log, 30))
+		t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, harness.Tail(log, 30))
 	}
 	checkNoErrors(t, driver, log)
 	// Every executor the driver asked for, running or not yet, as the status named them.

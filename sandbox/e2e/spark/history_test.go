@@ -136,9 +136,9 @@ func TestHistoryServer(t *testing.T) {
 	for name := range apps {
 		// Twice a lone application's bound: the two run side by side on the machine's two cores.
 		app := n.waitAppState(name, "COMPLETED", 2*appTimeout)
-		id := nestedString(app, "status", "sparkApplicationId")
+		id := harness.NestedString(app, "status", "sparkApplicationId")
 		want := fmt.Sprintf("http://sparkhooks-history.%s.svc:18080/history/%s/jobs/", stack.SparkhooksNamespace, id)
-		if got := nestedString(app, "status", "historyURL"); got != want {
+		if got := harness.NestedString(app, "status", "historyURL"); got != want {
 			t.Errorf("%s: status.historyURL %q, want %q", name, got, want)
 		}
 		ids[id] = name
@@ -146,7 +146,7 @@ func TestHistoryServer(t *testing.T) {
 			pysparkID = id
 			continue // its driver pod has ended; kubectl spark ui below needs the application
 		}
-		driver := nestedString(app, "status", "driverInfo", "podName")
+		driver := harness.NestedString(app, "status", "driverInfo", "podName")
 		if _, err := n.kubectl("delete", "sparkapplication", name, "--wait"); err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +211,7 @@ func TestHistoryServer(t *testing.T) {
 			t.Fatalf("%s: the page status.historyURL names: %v", name, err)
 		}
 		if !strings.Contains(page, "Spark Jobs") {
-			t.Errorf("%s: the History Server's page of %s shows no jobs:\n%s", name, id, tail(page, 20))
+			t.Errorf("%s: the History Server's page of %s shows no jobs:\n%s", name, id, harness.Tail(page, 20))
 		}
 	}
 	for id, name := range ids {
@@ -369,7 +369,7 @@ func checkUI(t *testing.T, n *namespace, app, id string, listed map[string]strin
 		t.Fatalf("the page kubectl spark ui prints: %v", err)
 	}
 	if !strings.Contains(body, "Spark Jobs") {
-		t.Errorf("%s shows no jobs:\n%s", page, tail(body, 20))
+		t.Errorf("%s shows no jobs:\n%s", page, harness.Tail(body, 20))
 	}
 	t.Logf("kubectl spark ui %s: %s", app, page)
 
@@ -386,7 +386,7 @@ func checkUI(t *testing.T, n *namespace, app, id string, listed map[string]strin
 	}
 	for listedID, name := range listed {
 		if !strings.Contains(string(dom), listedID) {
-			t.Errorf("the History Server's listing as Chromium renders it has no %s (%s):\n%s", listedID, name, tail(string(dom), 40))
+			t.Errorf("the History Server's listing as Chromium renders it has no %s (%s):\n%s", listedID, name, harness.Tail(string(dom), 40))
 		}
 	}
 	t.Logf("Chromium rendered the listing with %d applications in %s", len(listed), time.Since(started).Round(100*time.Millisecond))

@@ -23,6 +23,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // itRun is one application of the port, run to completion.
@@ -41,7 +43,7 @@ func runIT(t *testing.T, n *namespace, name, manifest string) *itRun {
 	r := &itRun{n: n, executors: newExecutorRecorder(n, name)}
 	n.apply(manifest)
 	r.app = n.waitAppState(name, "COMPLETED", appTimeout, r.executors.observe)
-	driverName := nestedString(r.app, "status", "driverInfo", "podName")
+	driverName := harness.NestedString(r.app, "status", "driverInfo", "podName")
 	driver, err := n.pod(driverName)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +58,7 @@ func (r *itRun) expectLog(t *testing.T, sparkTest string, lines ...string) {
 	t.Helper()
 	for _, line := range lines {
 		if !strings.Contains(r.log, line) {
-			t.Errorf("%s: the driver log has no %q:\n%s", sparkTest, line, tail(r.log, 40))
+			t.Errorf("%s: the driver log has no %q:\n%s", sparkTest, line, harness.Tail(r.log, 40))
 		}
 	}
 }
@@ -304,7 +306,7 @@ spec:
 		}
 	}
 	// Every name derived from the longest application name is valid, or nothing would run.
-	for _, svc := range []string{nestedString(r.app, "status", "driverInfo", "webUIServiceName")} {
+	for _, svc := range []string{harness.NestedString(r.app, "status", "driverInfo", "webUIServiceName")} {
 		if len(svc) > 63 {
 			t.Errorf("Run SparkPi with a very long application name.: UI Service name %q is longer than 63", svc)
 		}
@@ -608,7 +610,7 @@ spec:
 	// they read them from /opt/spark/conf.
 	for _, line := range []string{"Reconfiguration complete for context", "at URI /opt/spark/conf/log4j2.properties"} {
 		if !strings.Contains(log, line) {
-			t.Errorf("%s: executor %s's log has no %q:\n%s", sparkTest, pods.Items[0].Name, line, tail(log, 30))
+			t.Errorf("%s: executor %s's log has no %q:\n%s", sparkTest, pods.Items[0].Name, line, harness.Tail(log, 30))
 		}
 	}
 }

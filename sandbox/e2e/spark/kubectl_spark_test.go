@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // kubectlSpark runs kubectl with the suite's kubeconfig and the kubectl-spark plugin on PATH, so
@@ -100,7 +102,7 @@ func TestKubectlSpark(t *testing.T) {
 		return logErr == nil && bytes.Contains(log, []byte(uiBound)), nil
 	})
 	if err != nil {
-		t.Fatalf("kubectl spark log spark-pi never showed %q within %s; last (%v):\n%s", uiBound, appTimeout, logErr, tail(string(log), 20))
+		t.Fatalf("kubectl spark log spark-pi never showed %q within %s; last (%v):\n%s", uiBound, appTimeout, logErr, harness.Tail(string(log), 20))
 	}
 	checkForward(t, k)
 

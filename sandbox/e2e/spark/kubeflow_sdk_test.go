@@ -11,6 +11,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // sdkClient creates a Spark Connect session with the Kubeflow SDK, as a notebook would, and
@@ -91,20 +93,20 @@ spec:
     hostPath: {path: %s, type: Directory}
 `, indent(sdkClient, "    "), venv, n.name, sdkSparkConf(), venv, venv))
 	n.waitFor(pods, "sdk-client", "phase Succeeded", 5*time.Minute, func(pod *unstructured.Unstructured) bool {
-		if phase := nestedString(pod, "status", "phase"); phase == "Failed" {
-			t.Fatalf("the SDK client failed:\n%s", tail(n.logs("sdk-client", ""), 40))
+		if phase := harness.NestedString(pod, "status", "phase"); phase == "Failed" {
+			t.Fatalf("the SDK client failed:\n%s", harness.Tail(n.logs("sdk-client", ""), 40))
 		}
-		return nestedString(pod, "status", "phase") == "Succeeded"
+		return harness.NestedString(pod, "status", "phase") == "Succeeded"
 	})
 	log := n.logs("sdk-client", "")
 	if !strings.Contains(log, "total 499500") {
-		t.Fatalf("the SDK client's query did not answer 499500:\n%s", tail(log, 40))
+		t.Fatalf("the SDK client's query did not answer 499500:\n%s", harness.Tail(log, 40))
 	}
 	list, err := n.dyn.Resource(sparkConnects).Namespace(n.name).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Items) != 1 || nestedString(&list.Items[0], "status", "state") != "Ready" {
+	if len(list.Items) != 1 || harness.NestedString(&list.Items[0], "status", "state") != "Ready" {
 		t.Fatalf("want the one SparkConnect the SDK created, Ready: %v", list.Items)
 	}
 	if !strings.Contains(log, "sessions "+list.Items[0].GetName()) {

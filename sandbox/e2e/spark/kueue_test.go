@@ -119,9 +119,9 @@ spec:
 
 	for _, name := range []string{running, waiting} {
 		app := n.waitAppState(name, "COMPLETED", 2*appTimeout)
-		driver := nestedString(app, "status", "driverInfo", "podName")
+		driver := harness.NestedString(app, "status", "driverInfo", "podName")
 		if log := n.logs(driver, ""); !strings.Contains(log, "Pi is roughly 3.1") {
-			t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, tail(log, 30))
+			t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driver, harness.Tail(log, 30))
 		}
 	}
 }

@@ -16,12 +16,9 @@ package spark
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/klogsink"
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
@@ -67,20 +64,13 @@ func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
-func runMain(m *testing.M) int {
-	if os.Geteuid() != 0 {
-		fmt.Fprintln(os.Stderr, "spark e2e: the process kubelet needs root (mount and network namespaces)")
+func runMain(m *testing.M) (code int) {
+	suite, err := harness.Prepare("spark e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		fmt.Fprintln(os.Stderr, "spark e2e: kubectl is needed on PATH:", err)
-		return 1
-	}
-	kubeBinDir, helm := os.Getenv("KUBE_BIN_DIR"), os.Getenv("HELM")
-	if kubeBinDir == "" || helm == "" {
-		fmt.Fprintln(os.Stderr, "spark e2e: KUBE_BIN_DIR and HELM must name the control plane and Helm: make e2e sets them (make kube, make helm)")
-		return 1
-	}
+	defer func() { code = suite.Close(code) }()
 	imagesDir := os.Getenv("SPARK_IMAGES_DIR")
 	if imagesDir == "" {
 		imagesDir = filepath.Join(repoRoot, ".cache", "spark-images")
@@ -92,46 +82,16 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	images = quickStartJVMs(images)
-	dir, err := os.MkdirTemp("", "sparkhooks-spark-e2e-")
+	shared.dir, shared.imagesDir = suite.Dir, imagesDir
+	logf := suite.Logf
+	binary, err := suite.BuildSparkhooks(repoRoot, raceEnabled)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "spark e2e:", err)
-		return 1
-	}
-	keep := os.Getenv("SPARKHOOKS_E2E_KEEP") == "1"
-	defer func() {
-		if keep {
-			fmt.Fprintf(os.Stderr, "spark e2e: work directory kept: %s\n", dir)
-			return
-		}
-		os.RemoveAll(dir)
-	}()
-	shared.dir, shared.imagesDir = dir, imagesDir
-	logFile, err := os.Create(filepath.Join(dir, "cluster.log"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "spark e2e:", err)
-		return 1
-	}
-	defer logFile.Close()
-	klogsink.Redirect(logFile)
-	var logMu sync.Mutex
-	logf := func(format string, args ...any) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		fmt.Fprintf(logFile, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
-	}
-
-	binary := filepath.Join(dir, "sparkhooks")
-	args := []string{"build", "-C", repoRoot, "-o", binary}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	if out, err := exec.Command("go", append(args, "./cmd/sparkhooks")...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "spark e2e: building sparkhooks: %v\n%s", err, out)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	network, err := prockubelet.NewNetwork(ctx, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))))
+	network, err := harness.NewNetwork(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "spark e2e:", err)
 		return 1
@@ -159,7 +119,7 @@ func runMain(m *testing.M) int {
 		appTimeout *= 3
 	}
 	s, err := stack.Start(ctx, stack.Options{
-		Dir: filepath.Join(dir, "cluster"), KubeBinDir: kubeBinDir, Helm: helm,
+		Dir: filepath.Join(suite.Dir, "cluster"), KubeBinDir: suite.KubeBinDir, Helm: suite.Helm,
 		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1"}, Sparkhooks: binary,
 		Metacontroller: metacontroller, MetacontrollerChart: filepath.Join(filepath.Dir(metacontroller), "helm", "metacontroller"),
 		MetacontrollerValues: filepath.Join(repoRoot, "chart", "metacontroller-values.yaml"),
@@ -174,11 +134,7 @@ func runMain(m *testing.M) int {
 	shared.stack, shared.binary = s, binary
 	fmt.Fprintf(os.Stderr, "spark e2e: the controller is %s\n", s.Controller)
 
-	code := m.Run()
-	if code != 0 && !keep {
-		fmt.Fprintln(os.Stderr, "spark e2e: set SPARKHOOKS_E2E_KEEP=1 to keep the logs (cluster.log, cluster/logs/, pod logs) of a run")
-	}
-	return code
+	return m.Run()
 }
 
 // quickStartJVMs has every JVM of the suite's Spark images compile with C1 only, the one way

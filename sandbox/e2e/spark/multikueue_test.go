@@ -103,7 +103,7 @@ func TestMultiKueueRunsOnTheWorker(t *testing.T) {
 
 	for _, name := range []string{first, second} {
 		app := m.waitState(name, "COMPLETED", 3*appTimeout, mirror.observe)
-		if got := nestedString(app, "status", "driverInfo", "podName"); got != name+"-driver" {
+		if got := harness.NestedString(app, "status", "driverInfo", "podName"); got != name+"-driver" {
 			t.Errorf("the manager's %s names the driver %q, not the worker's %s-driver", name, got, name)
 		}
 		if name == second {
@@ -127,7 +127,7 @@ func TestMultiKueueRunsOnTheWorker(t *testing.T) {
 	// A failing application: FAILED with the driver's cause, on the manager.
 	m.applyApp("mk-bad", func(spec map[string]any) { spec["arguments"] = []any{"not-a-number"} })
 	app := m.waitState("mk-bad", "FAILED", 3*appTimeout)
-	cause := nestedString(app, "status", "applicationState", "errorMessage")
+	cause := harness.NestedString(app, "status", "applicationState", "errorMessage")
 	if !strings.Contains(cause, "exit code 1") {
 		t.Errorf("the manager's FAILED application says %q, not the driver's failure", cause)
 	}

@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // restrictedExamples are the examples whose pods the restricted Pod Security Standard admits.
@@ -169,6 +171,6 @@ func TestRestrictedNamespaceRunsSparkPi(t *testing.T) {
 	n.applyExample("spark-pi-restricted.yaml")
 	n.waitCompleted("spark-pi-restricted", 4*time.Minute)
 	if log := n.logs("spark-pi-restricted-driver", ""); !strings.Contains(log, "Pi is roughly 3.1") {
-		t.Errorf("no Pi line in the driver's log:\n%s", tail(log, 20))
+		t.Errorf("no Pi line in the driver's log:\n%s", harness.Tail(log, 20))
 	}
 }

@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // TestChartRoleIsEnforced: drivers run with exactly the Role the chart gives the spark account
@@ -37,9 +39,9 @@ func TestChartRoleIsEnforced(t *testing.T) {
 	logs := n.logs("spark-pi-spark43-driver", "")
 	forbidden := `pods "spark-pi-spark43-driver" is forbidden: User "system:serviceaccount:` + n.name + `:spark" cannot get resource "pods"`
 	if !strings.Contains(logs, forbidden) {
-		t.Errorf("the driver's log does not show the refusal %q:\n%s", forbidden, tail(logs, 30))
+		t.Errorf("the driver's log does not show the refusal %q:\n%s", forbidden, harness.Tail(logs, 30))
 	}
-	if msg := nestedString(app, "status", "applicationState", "errorMessage"); !strings.Contains(msg, forbidden) {
+	if msg := harness.NestedString(app, "status", "applicationState", "errorMessage"); !strings.Contains(msg, forbidden) {
 		t.Errorf("errorMessage %q does not carry the refusal %q", msg, forbidden)
 	}
 }

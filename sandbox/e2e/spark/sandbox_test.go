@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // TestPodSandbox checks what a pod of the stock Spark image sees, before any Spark runs: the
@@ -40,7 +42,7 @@ spec:
       echo "anonymous=$(curl -sS -o /dev/null -w '%{http_code}' --cacert $sa/ca.crt https://kubernetes.default.svc.cluster.local/api/v1/namespaces/default/pods)"
 `)
 	n.waitFor(pods, "probe", "phase Succeeded", time.Minute, func(u *unstructured.Unstructured) bool {
-		phase := nestedString(u, "status", "phase")
+		phase := harness.NestedString(u, "status", "phase")
 		if phase == "Failed" {
 			t.Fatalf("probe pod failed:\n%s", n.logs("probe", ""))
 		}

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
 
 // appTimeout bounds one application's run on the 2-core CI machine: JVM start-up of a driver and
@@ -95,10 +97,10 @@ func TestSparkPi(t *testing.T) {
 			n.applyExample(tc.example)
 			app := n.waitCompleted(tc.app, appTimeout, executors.observe)
 
-			driverName := nestedString(app, "status", "driverInfo", "podName")
+			driverName := harness.NestedString(app, "status", "driverInfo", "podName")
 			log := n.logs(driverName, "")
 			if !strings.Contains(log, "Pi is roughly 3.1") {
-				t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driverName, tail(log, 30))
+				t.Errorf("driver log of %s has no \"Pi is roughly 3.1\":\n%s", driverName, harness.Tail(log, 30))
 			}
 			checkNoErrors(t, driverName, log)
 			driver, err := n.pod(driverName)
@@ -119,7 +121,7 @@ func TestSparkPi(t *testing.T) {
 // that may not escalate privileges.
 func checkSpark43(t *testing.T, n *namespace, r *executorRecorder, app *unstructured.Unstructured, driver *corev1.Pod) {
 	t.Helper()
-	appID := nestedString(app, "status", "sparkApplicationId")
+	appID := harness.NestedString(app, "status", "sparkApplicationId")
 	r.mu.Lock()
 	policy := r.policy
 	r.mu.Unlock()
@@ -169,7 +171,7 @@ type executorWant struct {
 // properties, and that status.executorState tracked them.
 func checkExecutors(t *testing.T, r *executorRecorder, app *unstructured.Unstructured, driver *corev1.Pod, want executorWant) {
 	t.Helper()
-	appID := nestedString(app, "status", "sparkApplicationId")
+	appID := harness.NestedString(app, "status", "sparkApplicationId")
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.executors) == 0 {
@@ -282,12 +284,4 @@ func checkNoErrors(t *testing.T, pod, log string) {
 	if len(errors) > 0 {
 		t.Errorf("%s logged errors:\n%s", pod, strings.Join(errors, "\n"))
 	}
-}
-
-func tail(s string, lines int) string {
-	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
 }
