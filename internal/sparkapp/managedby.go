@@ -207,8 +207,10 @@ func dispatchedWorkload(req *metacontroller.SyncRequest, now time.Time, cfg Conf
 
 // mirroredFinal is true when the status MultiKueue copied from the worker is final for the
 // current spec: the worker's sparkhooks hashes the same spec (managedBy is no part of the hash)
-// into submittedSpecHash. A spec edited since runs again, under a new Workload.
+// into submittedSpecHash. A spec edited since runs again, under a new Workload. A final status
+// without a hash comes from a worker whose operator writes none (Kubeflow's), and is final.
 func (d *decider) mirroredFinal() bool {
 	st := d.status.AppState.State
-	return (st == v1beta2.ApplicationStateCompleted || st == v1beta2.ApplicationStateFailed) && d.status.SubmittedSpecHash == d.hash
+	return (st == v1beta2.ApplicationStateCompleted || st == v1beta2.ApplicationStateFailed) &&
+		(d.status.SubmittedSpecHash == d.hash || d.status.SubmittedSpecHash == "")
 }

@@ -112,6 +112,32 @@ func TestScenarioMultiKueueDispatchedRunsOnTheWorker(t *testing.T) {
 	assert.Empty(t, mgr.drifted)
 }
 
+func TestScenarioMultiKueueFinalStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		state    v1beta2.ApplicationStateType
+		hash     string
+		released bool
+	}{
+		{"completed", v1beta2.ApplicationStateCompleted, "", true},
+		{"failed", v1beta2.ApplicationStateFailed, "", true},
+		{"running", v1beta2.ApplicationStateRunning, "", false},
+		{"completed for another spec", v1beta2.ApplicationStateCompleted, "0000000000000000", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMultiKueue(t)
+			m.manager.settle()
+			m.dispatch()
+			// As a worker whose operator writes no spec hash (Kubeflow's) copies it, or the
+			// status of a spec edited since, whose Workload (for the new spec) stays.
+			m.manager.app.Status.AppState.State = tc.state
+			m.manager.app.Status.SubmittedSpecHash = tc.hash
+			require.NoError(t, m.manager.sync())
+			assert.Equal(t, tc.released, m.manager.workloadObj() == nil, "Workload released")
+		})
+	}
+}
+
 func TestScenarioMultiKueueSpentWorkloads(t *testing.T) {
 	m := newMultiKueue(t)
 	m.manager.settle()
