@@ -112,8 +112,8 @@ func TestMultiKueueRunsOnTheWorker(t *testing.T) {
 		}
 	}
 	mirror.report()
-	if procs, rss := residentMemory(m.dir); procs > 0 {
-		t.Logf("the manager cluster's %d processes (control plane, Kueue, Metacontroller, hook server) use %d MiB resident", procs, rss>>20)
+	if procs, rss := residentMemory(m.dir); len(procs) > 0 {
+		t.Logf("the manager cluster's processes that name its directory (%s) use %d MiB resident", strings.Join(procs, ", "), rss>>20)
 	}
 	// The final status releases the manager's Workload, and MultiKueue the worker's copy with it.
 	for _, name := range apps {
@@ -483,9 +483,9 @@ func (w *mirrorWatch) report() {
 		len(w.delays), (total / time.Duration(len(w.delays))).Round(10*time.Millisecond), worst.Round(10*time.Millisecond), strings.Join(w.lines, ", "))
 }
 
-// residentMemory is the number of this machine's processes whose command line names dir, and
-// their resident memory in bytes (VmRSS).
-func residentMemory(dir string) (procs int, rss uint64) {
+// residentMemory names this machine's processes whose command line names dir, and sums their
+// resident memory in bytes (VmRSS).
+func residentMemory(dir string) (procs []string, rss uint64) {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
@@ -499,7 +499,8 @@ func residentMemory(dir string) (procs int, rss uint64) {
 		for _, line := range strings.Split(string(status), "\n") {
 			var kb uint64
 			if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kb); err == nil {
-				procs++
+				comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+				procs = append(procs, fmt.Sprintf("%s %d MiB", strings.TrimSpace(string(comm)), kb>>10))
 				rss += kb << 10
 			}
 		}
