@@ -20,22 +20,12 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if req == nil {
 		return nil, metacontroller.RequestErrorf("empty request")
 	}
-	if len(req.Parent) == 0 || string(req.Parent) == "null" {
-		return nil, metacontroller.RequestErrorf("request has no parent")
-	}
 	// A spec that does not decode is the user's error, reported as FailedValidation.
-	parent, specErrs, err := v1beta2.DecodeScheduledSparkApplication(req.Parent)
+	parent, specErrs, err := metacontroller.DecodeParent(req.Parent, v1beta2.GroupVersion.WithKind(v1beta2.KindScheduledSparkApplication), false, v1beta2.DecodeScheduledSparkApplication)
 	if err != nil {
-		return nil, metacontroller.RequestErrorf("decode parent ScheduledSparkApplication: %w", err)
-	}
-	p := *parent
-	// An empty kind or apiVersion is accepted: both are implied by the hook's URL.
-	if err := metacontroller.CheckParentType(p.TypeMeta, v1beta2.GroupVersion.WithKind(v1beta2.KindScheduledSparkApplication)); err != nil {
 		return nil, err
 	}
-	if p.Name == "" {
-		return nil, metacontroller.RequestErrorf("parent ScheduledSparkApplication lacks metadata.name")
-	}
+	p := *parent
 	// No finalize hook is registered for ScheduledSparkApplication, so Metacontroller never
 	// sets finalizing; a parent being deleted is synced, and keeps its runs. A finalizing
 	// request for a parent that is not being deleted contradicts itself.

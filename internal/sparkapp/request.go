@@ -87,20 +87,7 @@ type input struct {
 // decodeParent reads the parent. A spec that does not decode is the user's error, reported in
 // the status like any invalid spec, so it comes back as field errors, not as a request error.
 func decodeParent(raw json.RawMessage) (*v1beta2.SparkApplication, field.ErrorList, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil, metacontroller.RequestErrorf("request has no parent")
-	}
-	app, specErrs, err := v1beta2.DecodeSparkApplication(raw)
-	if err != nil {
-		return nil, nil, metacontroller.RequestErrorf("decode parent SparkApplication: %w", err)
-	}
-	if err := metacontroller.CheckParentType(app.TypeMeta, v1beta2.GroupVersion.WithKind(v1beta2.KindSparkApplication)); err != nil {
-		return nil, nil, err
-	}
-	if app.Name == "" || app.UID == "" {
-		return nil, nil, metacontroller.RequestErrorf("parent SparkApplication lacks metadata.name or metadata.uid")
-	}
-	return app, specErrs, nil
+	return metacontroller.DecodeParent(raw, v1beta2.GroupVersion.WithKind(v1beta2.KindSparkApplication), true, v1beta2.DecodeSparkApplication)
 }
 
 func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {

@@ -192,7 +192,7 @@ func statefulSet(c *sparkv1.SparkCluster, role string, meta *metav1.ObjectMeta, 
 }
 
 // daemon readies the role's container: the Spark daemon in the foreground (the container's
-// life is the daemon's), its -D conf, ports, and probes on the web UI.
+// life is the daemon's), its -D conf, ports, and probes that need no access to its web UI.
 func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, conf map[string]string) {
 	var ctr *corev1.Container
 	for i := range pod.Spec.Containers {
@@ -230,16 +230,16 @@ func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, c
 	ctr.Args = nil
 	ctr.Env = append(withoutEnv(ctr.Env, env), env...)
 	ctr.Ports = append(withoutPorts(ctr.Ports, ports), ports...)
-	web := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(webPort)}}
+	answers := uiAnswers(webPort)
 	if ctr.ReadinessProbe == nil {
-		ready := web
+		ready := answers
 		if role == roleWorker {
-			ready = workerRegistered
+			ready = connectedToMaster
 		}
 		ctr.ReadinessProbe = &corev1.Probe{ProbeHandler: ready, PeriodSeconds: 10, TimeoutSeconds: 2, FailureThreshold: 3}
 	}
 	if ctr.LivenessProbe == nil {
-		ctr.LivenessProbe = &corev1.Probe{ProbeHandler: web, InitialDelaySeconds: 30, PeriodSeconds: 20, TimeoutSeconds: 5, FailureThreshold: 6}
+		ctr.LivenessProbe = &corev1.Probe{ProbeHandler: answers, InitialDelaySeconds: 30, PeriodSeconds: 20, TimeoutSeconds: 5, FailureThreshold: 6}
 	}
 	if ctr.SecurityContext == nil {
 		ctr.SecurityContext = &corev1.SecurityContext{}
@@ -260,18 +260,31 @@ func daemonCommand(class string, args ...string) []string {
 	return []string{"bash", "-c", fmt.Sprintf(`export SPARK_HOME="${SPARK_HOME:-/opt/spark}" && . "$SPARK_HOME/sbin/spark-config.sh" && exec "$SPARK_HOME/bin/spark-class" %s %s`, class, strings.Join(args, " "))}
 }
 
-// workerRegistered is ready once the worker has registered with a master. Its web UI answers
-// before that (it binds first, then registers, retrying every 5-15 s while the master is not
-// reachable), so a probe of the UI alone made the cluster RunningHealthy before the
-// master had its workers. The worker's /json/ names the master it registered with in
-// "masterurl", empty until then (Spark's Worker.activeMasterUrl, JsonProtocol.writeWorkerState).
-// Only bash and its builtins are used (bash sets $HOSTNAME, the Pod's name, which resolves to
-// the Pod's address): bash is what Spark's sbin scripts run on, so every image that
-// starts a worker has it, while curl and wget are not in every image.
-var workerRegistered = corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"bash", "-c", fmt.Sprintf(
-	`exec 3<>/dev/tcp/"$HOSTNAME"/%d && printf 'GET /json/ HTTP/1.0\r\n\r\n' >&3 && `+
-		`while IFS= read -r line <&3 || [[ -n $line ]]; do [[ $line =~ \"masterurl\"[[:space:]]*:[[:space:]]*\"spark:// ]] && exit 0; done; exit 1`,
-	workerWebPort)}}}
+// The probes use only bash and its builtins (/dev/tcp, read): bash is what Spark's sbin scripts
+// run on, so every image that starts a daemon has it, while curl and wget are not in every image.
+// None of them needs the web UI to let it in: spark.ui.filters (a JWSFilter, say) answers an
+// unauthenticated request with 403, which an HTTP probe counts as a failure, so a cluster with a
+// filter was killed over and over.
+
+// uiAnswers passes when the daemon's web UI answers an HTTP request with any status: the JVM is
+// up and serving, whether or not a filter lets the probe in.
+func uiAnswers(port int32) corev1.ProbeHandler {
+	return corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"bash", "-c", fmt.Sprintf(
+		`exec 3<>/dev/tcp/"$HOSTNAME"/%d && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && IFS= read -r -t 4 line <&3 && [[ $line == HTTP/* ]]`,
+		port)}}}
+}
+
+// connectedToMaster is a worker's readiness: it holds an open connection to a master's RPC port.
+// A worker binds its UI first, then registers, retrying every 5-15 s while no master is
+// reachable, so a probe of the UI alone made the cluster RunningHealthy before the master had
+// its workers. The worker registers over that connection and keeps it for its heartbeats, so it
+// is open from registration on, and closed while the worker has lost its master. The kernel's
+// table of the Pod's connections (/proc/net/tcp, tcp6) shows it: remote port 7077 (hex 1BA5),
+// state 01 (established).
+var connectedToMaster = corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"bash", "-c", fmt.Sprintf(
+	`for table in /proc/net/tcp /proc/net/tcp6; do [[ -r $table ]] || continue; `+
+		`while read -r _ _ remote state _; do [[ $remote == *:%04X && $state == 01 ]] && exit 0; done <"$table"; done; exit 1`,
+	masterPort)}}}
 
 // withoutEnv drops the user's entries the daemon sets, so that none appears twice.
 func withoutEnv(env, set []corev1.EnvVar) []corev1.EnvVar {

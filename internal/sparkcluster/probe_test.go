@@ -5,7 +5,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,60 +15,39 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The worker's readiness command, run by bash against a stand-in for the worker's /json/ as
-// Spark renders it (pretty JSON, "masterurl" empty until the worker has registered): ready only
-// once a master is named, not ready while the UI is down.
-func TestWorkerReadinessNeedsRegistration(t *testing.T) {
+// runProbe runs a probe's bash command with replacements applied to its script, which must
+// each change it.
+func runProbe(t *testing.T, cmd []string, replace ...string) error {
+	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
 	}
-	cmd := workerRegistered.Exec.Command
 	require.Equal(t, "bash", cmd[0])
-	run := func(t *testing.T, port string) error {
-		t.Helper()
-		script := strings.Replace(cmd[2], fmt.Sprintf("/%d ", workerWebPort), "/"+port+" ", 1)
-		require.NotEqual(t, cmd[2], script, "the port is in the command")
-		c := exec.Command(bash, "-c", script)
-		c.Env = []string{"HOSTNAME=127.0.0.1"}
-		return c.Run()
+	script := cmd[2]
+	for i := 0; i < len(replace); i += 2 {
+		changed := strings.Replace(script, replace[i], replace[i+1], 1)
+		require.NotEqual(t, script, changed, "%q is in the command", replace[i])
+		script = changed
 	}
-	for _, tt := range []struct {
-		name, body string
-		ready      bool
-	}{
-		{"not registered", `{
-  "id" : "worker-20261124153000-10.0.0.7-38423",
-  "masterurl" : "",
-  "masterwebuiurl" : "",
-  "cores" : 2
-}`, false},
-		{"registered", `{
-  "id" : "worker-20261124153000-10.0.0.7-38423",
-  "masterurl" : "spark://prod-master-0.prod-master-svc.spark.svc.cluster.local:7077",
-  "masterwebuiurl" : "http://prod-master-0:8080",
-  "cores" : 2
-}`, true},
-		{"registered, compact", `{"id":"w","masterurl":"spark://m:7077","cores":2}`, true},
-		{"a master URL elsewhere only", `{"masterurl":"","executors":[{"appdesc":{"command":"spark://m:7077"}}]}`, false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path != "/json/" {
-					http.NotFound(w, r)
-					return
-				}
-				w.Header().Set("Content-Type", "application/json")
-				fmt.Fprint(w, tt.body)
-			}))
+	c := exec.Command(bash, "-c", script)
+	c.Env = []string{"HOSTNAME=127.0.0.1"}
+	return c.Run()
+}
+
+// The daemons' liveness (and the master's readiness): the UI answers with any status, a filter's
+// 403 included, and does not when it is down or is not HTTP.
+func TestUIAnswersWithAnyStatus(t *testing.T) {
+	cmd := uiAnswers(workerWebPort).Exec.Command
+	probe := func(t *testing.T, port string) error {
+		return runProbe(t, cmd, fmt.Sprintf("/%d ", workerWebPort), "/"+port+" ")
+	}
+	for _, status := range []int{http.StatusOK, http.StatusForbidden, http.StatusUnauthorized} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
 			defer srv.Close()
 			_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-			err := run(t, port)
-			if tt.ready {
-				assert.NoError(t, err)
-			} else {
-				assert.Error(t, err)
-			}
+			assert.NoError(t, probe(t, port))
 		})
 	}
 	t.Run("UI down", func(t *testing.T) {
@@ -74,6 +55,59 @@ func TestWorkerReadinessNeedsRegistration(t *testing.T) {
 		require.NoError(t, err)
 		_, port, _ := net.SplitHostPort(l.Addr().String())
 		l.Close()
-		assert.Error(t, run(t, port))
+		assert.Error(t, probe(t, port))
 	})
+	t.Run("not HTTP", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer l.Close()
+		go func() {
+			if c, err := l.Accept(); err == nil {
+				fmt.Fprint(c, "SSH-2.0-OpenSSH\r\n")
+				c.Close()
+			}
+		}()
+		_, port, _ := net.SplitHostPort(l.Addr().String())
+		assert.Error(t, probe(t, port))
+	})
+}
+
+// A worker's readiness, run by bash over stand-ins for the kernel's connection tables: ready
+// only with an established connection to a master's RPC port.
+func TestWorkerReadinessNeedsTheMaster(t *testing.T) {
+	const header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	listening := "   0: 00000000:1F91 00000000:0000 0A 00000000:00000000 00:00000000 00000000   185        0 4113 1 0 100 0 0 10 0\n"
+	toMaster := "   1: 0700000A:9627 0A00000A:1BA5 01 00000000:00000000 02:000A7D6B 00000000   185        0 4120 2 0 20 4 30 10 -1\n"
+	toMasterClosing := "   1: 0700000A:9627 0A00000A:1BA5 08 00000000:00000000 00:00000000 00000000   185        0 4120 2 0 20 4 30 10 -1\n"
+	toOther := "   2: 0700000A:9628 0B00000A:0050 01 00000000:00000000 00:00000000 00000000   185        0 4121 2 0 20 4 30 10 -1\n"
+	masterPortHere := "   3: 0700000A:1BA5 0B00000A:D431 01 00000000:00000000 00:00000000 00000000   185        0 4122 2 0 20 4 30 10 -1\n"
+	toMaster6 := "   0: 0000000000000000FFFF00000700000A:9627 0000000000000000FFFF00000A00000A:1BA5 01 00000000:00000000 00:00000000 00000000   185        0 4130 1 0 20 4 30 10 -1\n"
+	for _, tt := range []struct {
+		name       string
+		tcp, tcp6  string
+		noTCP6     bool
+		wantsReady bool
+	}{
+		{name: "registered", tcp: header + listening + toMaster, tcp6: header, wantsReady: true},
+		{name: "over IPv6", tcp: header + listening, tcp6: header + toMaster6, wantsReady: true},
+		{name: "no IPv6 table", tcp: header + toMaster, noTCP6: true, wantsReady: true},
+		{name: "not yet", tcp: header + listening + toOther, tcp6: header},
+		{name: "connection to the master closing", tcp: header + toMasterClosing, tcp6: header},
+		{name: "the master's port is local, not remote", tcp: header + masterPortHere, tcp6: header},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tcp, tcp6 := filepath.Join(dir, "tcp"), filepath.Join(dir, "tcp6")
+			require.NoError(t, os.WriteFile(tcp, []byte(tt.tcp), 0o600))
+			if !tt.noTCP6 {
+				require.NoError(t, os.WriteFile(tcp6, []byte(tt.tcp6), 0o600))
+			}
+			err := runProbe(t, connectedToMaster.Exec.Command, "/proc/net/tcp /proc/net/tcp6", tcp+" "+tcp6)
+			if tt.wantsReady {
+				assert.NoError(t, err)
+			} else {
+				assert.Error(t, err)
+			}
+		})
+	}
 }

@@ -90,18 +90,9 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if req == nil {
 		return nil, metacontroller.RequestErrorf("empty request")
 	}
-	if len(req.Parent) == 0 || string(req.Parent) == "null" {
-		return nil, metacontroller.RequestErrorf("request has no parent")
-	}
-	c, specErrs, err := sparkv1.DecodeSparkCluster(req.Parent)
+	c, specErrs, err := metacontroller.DecodeParent(req.Parent, sparkv1.GroupVersion.WithKind(sparkv1.KindSparkCluster), false, sparkv1.DecodeSparkCluster)
 	if err != nil {
-		return nil, metacontroller.RequestErrorf("decode parent SparkCluster: %w", err)
-	}
-	if err := metacontroller.CheckParentType(c.TypeMeta, sparkv1.GroupVersion.WithKind(sparkv1.KindSparkCluster)); err != nil {
 		return nil, err
-	}
-	if c.Name == "" {
-		return nil, metacontroller.RequestErrorf("parent SparkCluster lacks metadata.name")
 	}
 	if req.Finalizing && c.DeletionTimestamp == nil {
 		return nil, metacontroller.RequestErrorf("finalizing request for SparkCluster %s/%s, which has no metadata.deletionTimestamp: only a parent being deleted is finalized", c.Namespace, c.Name)
@@ -255,15 +246,12 @@ func (d *decider) keepForeignStatefulSets() {
 // Customize asks Metacontroller for the cluster's Pods, which its StatefulSets create, so that
 // the state can say why they do not run.
 func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
-	if req == nil || len(req.Parent) == 0 || string(req.Parent) == "null" {
+	if req == nil {
 		return nil, metacontroller.RequestErrorf("request has no parent")
 	}
-	c, _, err := sparkv1.DecodeSparkCluster(req.Parent)
+	c, _, err := metacontroller.DecodeParent(req.Parent, sparkv1.GroupVersion.WithKind(sparkv1.KindSparkCluster), false, sparkv1.DecodeSparkCluster)
 	if err != nil {
-		return nil, metacontroller.RequestErrorf("decode parent SparkCluster: %w", err)
-	}
-	if c.Name == "" {
-		return nil, metacontroller.RequestErrorf("parent SparkCluster lacks metadata.name")
+		return nil, err
 	}
 	return &metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{{
 		APIVersion: "v1", Resource: "pods",

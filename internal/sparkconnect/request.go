@@ -98,20 +98,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 }
 
 func decodeParent(raw json.RawMessage) (*v1alpha1.SparkConnect, field.ErrorList, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil, metacontroller.RequestErrorf("request has no parent")
-	}
-	sc, specErrs, err := v1alpha1.DecodeSparkConnect(raw)
-	if err != nil {
-		return nil, nil, metacontroller.RequestErrorf("decode parent SparkConnect: %w", err)
-	}
-	if err := metacontroller.CheckParentType(sc.TypeMeta, v1alpha1.GroupVersion.WithKind(v1alpha1.KindSparkConnect)); err != nil {
-		return nil, nil, err
-	}
-	if sc.Name == "" || sc.UID == "" {
-		return nil, nil, metacontroller.RequestErrorf("parent SparkConnect lacks metadata.name or metadata.uid")
-	}
-	return sc, specErrs, nil
+	return metacontroller.DecodeParent(raw, v1alpha1.GroupVersion.WithKind(v1alpha1.KindSparkConnect), true, v1alpha1.DecodeSparkConnect)
 }
 
 // observedCount is the number of observed children.

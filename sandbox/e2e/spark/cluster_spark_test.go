@@ -29,10 +29,12 @@ const clusterTimeout = 3 * time.Minute
 // beside other applications starved the master's UI past the 150 s its liveness probe allows.
 func TestSparkClusterRunsSparkPi(t *testing.T) {
 	n := newNamespace(t, "cluster")
+	applied := time.Now()
 	n.applyExample("spark-cluster.yaml")
 	n.waitFor(sparkClusters, "spark-cluster", "RunningHealthy", clusterTimeout, func(c *unstructured.Unstructured) bool {
 		return harness.NestedString(c, "status", "currentState", "currentStateSummary") == "RunningHealthy"
 	})
+	t.Logf("RunningHealthy %s after the apply", time.Since(applied).Round(100*time.Millisecond))
 	masterURL, err := n.serviceURL("spark-cluster-master-svc", 8080)
 	if err != nil {
 		t.Fatal(err)
@@ -56,9 +58,9 @@ func TestSparkClusterRunsSparkPi(t *testing.T) {
 		}
 		return nil
 	}
-	// A worker is ready only once it has registered with the master (its readiness probe reads
-	// the worker's /json/), so at RunningHealthy the master already counts every worker: the
-	// first answer of the master must, with no waiting for registrations.
+	// A worker is ready only once it has registered with the master (its readiness probe needs
+	// the connection it registered over), so at RunningHealthy the master already counts every
+	// worker: the first answer of the master must, with no waiting for registrations.
 	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return readMaster() == nil, nil
 	})
@@ -101,4 +103,61 @@ func TestSparkClusterRunsSparkPi(t *testing.T) {
 		t.Fatalf("the deleted cluster's pods are still there after %s (its pods' grace period is 30 s): the daemons did not stop on SIGTERM", goneWithin)
 	}
 	t.Logf("the deleted cluster's pods were gone after %s", time.Since(deleted).Round(100*time.Millisecond))
+}
+
+// TestSparkClusterBehindAUIFilter runs a cluster whose UIs let in only requests with a JSON Web
+// Signature (spark.ui.filters with Spark's JWSFilter, as Apache's
+// examples/cluster-with-jws-filter.yaml sets it). Its probes must not need the UI to let them in:
+// an HTTP probe gets 403, and the daemons were never ready and were restarted over and over.
+func TestSparkClusterBehindAUIFilter(t *testing.T) {
+	n := newNamespace(t, "jws")
+	applied := time.Now()
+	n.apply(`
+apiVersion: spark.apache.org/v1
+kind: SparkCluster
+metadata:
+  name: jws
+spec:
+  runtimeVersions:
+    sparkVersion: "4.0.1"
+  clusterTolerations:
+    instanceConfig: {initWorkers: 1, minWorkers: 1, maxWorkers: 1}
+  sparkConf:
+    spark.ui.filters: org.apache.spark.ui.JWSFilter
+    spark.master.rest.enabled: "true"
+    spark.master.rest.filters: org.apache.spark.ui.JWSFilter
+    spark.org.apache.spark.ui.JWSFilter.param.secretKey: VmlzaXQgaHR0cHM6Ly9zcGFyay5hcGFjaGUub3JnIHRvIGRvd25sb2FkIEFwYWNoZSBTcGFyay4=
+  workerSpec:
+    statefulSetSpec:
+      template:
+        spec:
+          containers:
+            - name: worker
+              env:
+                - {name: SPARK_WORKER_CORES, value: "1"}
+                - {name: SPARK_WORKER_MEMORY, value: 1g}
+`)
+	n.waitFor(sparkClusters, "jws", "RunningHealthy", clusterTimeout, func(c *unstructured.Unstructured) bool {
+		return harness.NestedString(c, "status", "currentState", "currentStateSummary") == "RunningHealthy"
+	})
+	t.Logf("RunningHealthy %s after the apply", time.Since(applied).Round(100*time.Millisecond))
+	// The filter is on: the UI refuses a request without a token.
+	masterURL, err := n.serviceURL("jws-master-svc", 8080)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := httpGet(masterURL + "/json/"); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("the master's UI answered a request without a token with %v, want 403 Forbidden: the filter is not on", err)
+	}
+	pods, err := n.core.CoreV1().Pods(n.name).List(context.Background(), metav1.ListOptions{LabelSelector: "spark.operator/spark-cluster-name=jws"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range pods.Items {
+		for _, c := range pod.Status.ContainerStatuses {
+			if c.RestartCount > 0 || !c.Ready {
+				t.Errorf("Pod %s, container %s: ready %v, %d restarts (last state %+v)", pod.Name, c.Name, c.Ready, c.RestartCount, c.LastTerminationState)
+			}
+		}
+	}
 }

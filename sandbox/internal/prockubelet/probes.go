@@ -145,7 +145,10 @@ func (r *podRunner) runProbe(ctx context.Context, probe *corev1.Probe, c corev1.
 	r.mu.Unlock()
 	switch {
 	case probe.Exec != nil:
-		args := append([]string{"--target", strconv.Itoa(p.pid()), "--mount", "--uts", "--net", "--root", "--wd",
+		// Every namespace of the container, its PID namespace too, as a runtime's exec joins
+		// them: the container's /proc belongs to that namespace, and outside it /proc/self,
+		// and so /proc/net, do not resolve.
+		args := append([]string{"--target", strconv.Itoa(p.pid()), "--mount", "--uts", "--net", "--pid", "--root", "--wd",
 			"--setuid", strconv.Itoa(int(p.uid)), "--setgid", strconv.Itoa(int(p.gid)), "--"}, probe.Exec.Command...)
 		out, err := exec.CommandContext(ctx, "nsenter", args...).CombinedOutput()
 		if err != nil {
