@@ -442,3 +442,29 @@ func sparkMajor(s *v1beta2.SparkApplicationSpec) string {
 }
 
 func ptrEquals(p *string, want string) bool { return p != nil && *p == want }
+
+// TestApacheExamplesAreValid checks the Apache operator's SparkApplications in apache/ as
+// TestExamplesAreValid checks the others: the API server's validation against their CRD,
+// strict decoding and the hooks' validation.
+func TestApacheExamplesAreValid(t *testing.T) {
+	crd, err := crdschema.Load("../crds/spark.apache.org_sparkapplications.yaml")
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join("apache", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		t.Run(file, func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			require.NoError(t, err)
+			assert.True(t, strings.HasPrefix(string(data), "# "), "an example starts with a comment saying what it shows")
+			var obj map[string]any
+			require.NoError(t, yaml.Unmarshal(data, &obj))
+			assert.Empty(t, crd.Validate(obj), "the API server would refuse it")
+			var app sparkv1.SparkApplication
+			require.NoError(t, yaml.UnmarshalStrict(data, &app), "strict decoding into the Go type")
+			assert.NoError(t, sparkv1.ValidateSparkApplication(&app).ToAggregate(), "sparkhooks would refuse to run it")
+			assert.Equal(t, strings.TrimSuffix(filepath.Base(file), ".yaml"), app.Name, "metadata.name")
+			assert.Empty(t, app.Namespace, "metadata.namespace")
+		})
+	}
+}

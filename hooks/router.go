@@ -106,7 +106,7 @@ func NewWebhookRouter(cfg Config) http.Handler {
 // server calls them.
 func registerValidate(r chi.Router, cfg Config) {
 	for _, kind := range validate.Kinds() {
-		r.Method(http.MethodPost, ValidatePath(kind.Kind), newValidateHandler(kind, cfg.Now, cfg.Metrics, cfg.Logger))
+		r.Method(http.MethodPost, ValidatePath(kind.Route()), newValidateHandler(kind, cfg.Now, cfg.Metrics, cfg.Logger))
 	}
 }
 

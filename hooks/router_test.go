@@ -65,6 +65,7 @@ func testConfig(m *metrics.Metrics) Config {
 			{Name: "scheduledsparkapplication", Sync: echo},
 			{Name: "sparkconnect", Sync: echo, Finalize: echo, Customize: customize},
 			{Name: "sparkcluster", Sync: echo, Finalize: echo, Customize: customize},
+			{Name: "apachesparkapplication", Sync: echo, Finalize: echo, Customize: customize},
 		},
 		Mutate: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			writeText(w, http.StatusOK, "mutated")

@@ -13,10 +13,15 @@ const (
 	SparkClusterSyncPath          = "/sparkcluster/sync"
 	SparkClusterFinalizePath      = "/sparkcluster/finalize"
 	SparkClusterCustomizePath     = "/sparkcluster/customize"
-	MutatePath                    = "/pods/mutate"
-	HealthzPath                   = "/healthz"
-	ReadyzPath                    = "/readyz"
-	MetricsPath                   = "/metrics"
+	// ApacheSparkApplicationSyncPath and the two below serve the Apache operator's
+	// SparkApplication (spark.apache.org/v1).
+	ApacheSparkApplicationSyncPath      = "/apachesparkapplication/sync"
+	ApacheSparkApplicationFinalizePath  = "/apachesparkapplication/finalize"
+	ApacheSparkApplicationCustomizePath = "/apachesparkapplication/customize"
+	MutatePath                          = "/pods/mutate"
+	HealthzPath                         = "/healthz"
+	ReadyzPath                          = "/readyz"
+	MetricsPath                         = "/metrics"
 )
 
 // Routes lists the paths the plain HTTP listener registers.
@@ -32,6 +37,9 @@ func Routes() []string {
 		SparkClusterSyncPath,
 		SparkClusterFinalizePath,
 		SparkClusterCustomizePath,
+		ApacheSparkApplicationSyncPath,
+		ApacheSparkApplicationFinalizePath,
+		ApacheSparkApplicationCustomizePath,
 		MutatePath,
 		HealthzPath,
 		ReadyzPath,

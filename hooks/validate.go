@@ -10,17 +10,17 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/validate"
 )
 
-// ValidatePath is the route of the validating admission webhook for a kind, such as
-// /sparkapplication/validate for SparkApplication.
-func ValidatePath(kind string) string {
-	return "/" + strings.ToLower(kind) + "/validate"
+// ValidatePath is the route of the validating admission webhook for a kind's route segment
+// (validate.Kind.Route), such as /sparkapplication/validate for SparkApplication.
+func ValidatePath(route string) string {
+	return "/" + strings.ToLower(route) + "/validate"
 }
 
 // validatePaths lists the route of every kind package validate knows.
 func validatePaths() []string {
 	var paths []string
 	for _, k := range validate.Kinds() {
-		paths = append(paths, ValidatePath(k.Kind))
+		paths = append(paths, ValidatePath(k.Route()))
 	}
 	return paths
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/sparkhooks/sparkhooks/internal/apacheapp"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/hook"
@@ -161,6 +162,7 @@ func (o decisionOptions) kinds() []hook.Kind {
 		schedule.Hooks(o.scheduled),
 		sparkconnect.Hooks(sparkconnect.Config{Driver: o.spark.Driver}),
 		sparkcluster.Hooks(),
+		apacheapp.Hooks(o.spark),
 	}
 }
 

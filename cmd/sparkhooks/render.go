@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/sparkhooks/sparkhooks/internal/apacheapp"
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
@@ -191,6 +192,9 @@ func renderOne(doc []byte, now time.Time, ro renderOptions) (*metacontroller.Syn
 	case sparkv1.KindSparkCluster:
 		return renderCluster(parent, name, now)
 	}
+	if apiVersion, _ := obj["apiVersion"].(string); apiVersion == sparkv1.GroupVersion.String() {
+		return renderApache(parent, name, now, o)
+	}
 	req := &metacontroller.SyncRequest{
 		Parent: parent,
 		Children: metacontroller.ChildMap{
@@ -264,6 +268,27 @@ func renderCluster(parent []byte, name string, now time.Time) (*metacontroller.S
 			msg = st.CurrentState.Message
 		}
 		return nil, fmt.Errorf("SparkCluster %s is invalid: %s", name, msg)
+	}
+	return resp, nil
+}
+
+// renderApache shows the first sync of the Apache operator's SparkApplication: the same
+// children as the Kubeflow API's, its first states.
+func renderApache(parent []byte, name string, now time.Time, o decisionOptions) (*metacontroller.SyncResponse, error) {
+	req := &metacontroller.SyncRequest{
+		Parent:   parent,
+		Children: metacontroller.ChildMap{"Pod.v1": {}, "ConfigMap.v1": {}, "Service.v1": {}, "Ingress.networking.k8s.io/v1": {}},
+	}
+	resp, r, err := apacheapp.Sync(req, now, o.spark)
+	if err != nil {
+		return nil, err
+	}
+	if r.ValidationFailed {
+		msg := "invalid spec"
+		if st, ok := resp.Status.(*sparkv1.ApplicationStatus); ok {
+			msg = st.CurrentState.Message
+		}
+		return nil, fmt.Errorf("SparkApplication %s is invalid: %s", name, msg)
 	}
 	return resp, nil
 }

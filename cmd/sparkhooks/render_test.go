@@ -147,7 +147,10 @@ func TestRenderEveryExample(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	for _, file := range files {
+	apache, err := filepath.Glob(filepath.Join("..", "..", "examples", "apache", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, apache)
+	for _, file := range append(files, apache...) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			out, err := renderArgs(t, "-f", file, "-o", "json", "-now", "2026-03-08T06:00:00Z")
 			require.NoError(t, err)

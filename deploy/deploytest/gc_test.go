@@ -85,7 +85,7 @@ func (c *renderedChart) gc() {
 
 func (c *renderedChart) gcRBAC(sa *corev1.ServiceAccount) {
 	t := c.t
-	want := []rbacv1.PolicyRule{{APIGroups: []string{"sparkoperator.k8s.io"}, Resources: []string{"sparkapplications"}, Verbs: []string{"list", "delete"}}}
+	want := []rbacv1.PolicyRule{{APIGroups: []string{"sparkoperator.k8s.io", "spark.apache.org"}, Resources: []string{"sparkapplications"}, Verbs: []string{"list", "delete"}}}
 	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: sa.Namespace}}
 	var namespaces []string
 	for _, b := range c.m.roleBindings {

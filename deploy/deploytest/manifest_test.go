@@ -261,9 +261,11 @@ func (m *manifest) service(namespace, name string) *corev1.Service {
 	return nil
 }
 
-func (m *manifest) controllerFor(resource string) *compositeController {
+// controllerFor is the registration of the parent resource of apiVersion: two APIs have a
+// sparkapplications resource.
+func (m *manifest) controllerFor(apiVersion, resource string) *compositeController {
 	for _, cc := range m.compositeControllers {
-		if cc.Spec.ParentResource.Resource == resource {
+		if cc.Spec.ParentResource.APIVersion == apiVersion && cc.Spec.ParentResource.Resource == resource {
 			return cc
 		}
 	}

@@ -244,6 +244,27 @@ func checkClusterController(t *testing.T, cc *compositeController, base *url.URL
 	}, hookURLs(t, cc, base))
 }
 
+func checkApacheApplicationController(t *testing.T, cc *compositeController, base *url.URL, optional ...childResourceRule) {
+	t.Helper()
+	require.NotNil(t, cc, "no CompositeController for Apache's sparkapplications")
+	checkIgnoresStatusChanges(t, cc)
+	require.NotNil(t, cc.Spec.GenerateSelector)
+	assert.True(t, *cc.Spec.GenerateSelector)
+	assert.Nil(t, cc.Spec.ResyncPeriodSeconds, "every answer asks for its next deadline")
+	assert.Equal(t, append([]childResourceRule{
+		child("v1", "pods", "OnDelete"),
+		child("v1", "configmaps", "OnDelete"),
+		child("v1", "services", "InPlace"),
+		child("networking.k8s.io/v1", "ingresses", "InPlace"),
+	}, optional...), cc.Spec.ChildResources)
+	assert.Equal(t, map[string]string{
+		"sync":      hooks.ApacheSparkApplicationSyncPath,
+		"finalize":  hooks.ApacheSparkApplicationFinalizePath,
+		"customize": hooks.ApacheSparkApplicationCustomizePath,
+	}, hookURLs(t, cc, base))
+	checkSyncHooksV2(t, cc)
+}
+
 // checkPodWebhook checks the registration of the pod-mutation webhook; the caller checks where
 // clientConfig points and the CA.
 func checkPodWebhook(t *testing.T, mwc *admissionregistrationv1.MutatingWebhookConfiguration) *admissionregistrationv1.MutatingWebhook {
@@ -301,14 +322,14 @@ func checkValidatingWebhooks(t *testing.T, vwc *admissionregistrationv1.Validati
 		if selected && perKind == 2 {
 			suffix = "-selected"
 		}
-		assert.Equal(t, kind.Resource+suffix+".sparkhooks.sparkoperator.k8s.io", w.Name)
+		assert.Equal(t, kind.Route()+"s"+suffix+".sparkhooks.sparkoperator.k8s.io", w.Name)
 		assert.Equal(t, []string{"v1"}, w.AdmissionReviewVersions, w.Name)
 		require.NotNil(t, w.SideEffects, w.Name)
 		assert.Equal(t, admissionregistrationv1.SideEffectClassNone, *w.SideEffects, w.Name)
 		assert.Nil(t, w.ClientConfig.URL, "%s: the webhook is reached through its Service", w.Name)
 		require.NotNil(t, w.ClientConfig.Service, w.Name)
 		require.NotNil(t, w.ClientConfig.Service.Path, w.Name)
-		assert.Equal(t, hooks.ValidatePath(kind.Kind), *w.ClientConfig.Service.Path, w.Name)
+		assert.Equal(t, hooks.ValidatePath(kind.Route()), *w.ClientConfig.Service.Path, w.Name)
 		assert.Contains(t, hooks.WebhookRoutes(), *w.ClientConfig.Service.Path, "%s: the TLS listener must serve the path", w.Name)
 		assert.Equal(t, []admissionregistrationv1.RuleWithOperations{{
 			// Not DELETE, and not the status subresource: neither is ever refused.
@@ -413,17 +434,18 @@ func TestStaticRegistrations(t *testing.T) {
 	base, volcano := staticRegistrations(t)
 	hookBase := mustParseURL(t, staticHookBase)
 
-	require.Len(t, base.compositeControllers, 4)
-	checkSparkApplicationController(t, base.controllerFor("sparkapplications"), hookBase)
-	checkScheduledController(t, base.controllerFor("scheduledsparkapplications"), hookBase)
-	checkConnectController(t, base.controllerFor("sparkconnects"), hookBase)
-	checkClusterController(t, base.controllerFor("sparkclusters"), hookBase)
+	require.Len(t, base.compositeControllers, 5)
+	checkSparkApplicationController(t, base.controllerFor("sparkoperator.k8s.io/v1beta2", "sparkapplications"), hookBase)
+	checkScheduledController(t, base.controllerFor("sparkoperator.k8s.io/v1beta2", "scheduledsparkapplications"), hookBase)
+	checkConnectController(t, base.controllerFor("sparkoperator.k8s.io/v1alpha1", "sparkconnects"), hookBase)
+	checkClusterController(t, base.controllerFor("spark.apache.org/v1", "sparkclusters"), hookBase)
+	checkApacheApplicationController(t, base.controllerFor("spark.apache.org/v1", "sparkapplications"), hookBase, child("networking.k8s.io/v1", "networkpolicies", "InPlace"))
 
 	require.Len(t, volcano.compositeControllers, 1)
-	variant := volcano.controllerFor("sparkapplications")
+	variant := volcano.controllerFor("sparkoperator.k8s.io/v1beta2", "sparkapplications")
 	checkSparkApplicationController(t, variant, hookBase, volcanoPodGroups)
 	// Applied instead of the base file, so it must replace it: same name, same everything else.
-	plain := base.controllerFor("sparkapplications")
+	plain := base.controllerFor("sparkoperator.k8s.io/v1beta2", "sparkapplications")
 	assert.Equal(t, plain.Name, variant.Name)
 	assert.Equal(t, plain.Spec.Hooks, variant.Spec.Hooks)
 

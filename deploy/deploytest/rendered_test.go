@@ -402,8 +402,8 @@ func (c *renderedChart) podDisruptionBudget() {
 func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	t := c.t
 	base := mustParseURL(t, fmt.Sprintf("http://%s.%s.svc:%d", c.svc.Name, c.svc.Namespace, c.servicePortTo(httpContainerPort).Port))
-	require.Len(t, c.m.compositeControllers, 4)
-	sparkApp := c.m.controllerFor("sparkapplications")
+	require.Len(t, c.m.compositeControllers, 5)
+	sparkApp := c.m.controllerFor("sparkoperator.k8s.io/v1beta2", "sparkapplications")
 	var optional []childResourceRule
 	if c.r.volcano {
 		optional = append(optional, volcanoPodGroups)
@@ -421,13 +421,13 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 		optional = append(optional, httpRoutes, grpcRoutes)
 	}
 	checkSparkApplicationController(t, sparkApp, base, optional...)
-	scheduled := c.m.controllerFor("scheduledsparkapplications")
+	scheduled := c.m.controllerFor("sparkoperator.k8s.io/v1beta2", "scheduledsparkapplications")
 	checkScheduledController(t, scheduled, base)
 
 	// The chart and metacontroller/*.yaml must register the same controllers.
-	wantSparkApp := staticBase.controllerFor("sparkapplications")
+	wantSparkApp := staticBase.controllerFor("sparkoperator.k8s.io/v1beta2", "sparkapplications")
 	if c.r.volcano {
-		wantSparkApp = staticVolcano.controllerFor("sparkapplications")
+		wantSparkApp = staticVolcano.controllerFor("sparkoperator.k8s.io/v1beta2", "sparkapplications")
 	}
 	assert.Equal(t, wantSparkApp.Name, sparkApp.Name)
 	gotSpec := sparkApp.Spec
@@ -438,11 +438,11 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 			r.resourceRule == kueueWorkloads.resourceRule || r.resourceRule == httpRoutes.resourceRule || r.resourceRule == grpcRoutes.resourceRule
 	})
 	assert.Equal(t, wantSparkApp.Spec, gotSpec)
-	wantScheduled := staticBase.controllerFor("scheduledsparkapplications")
+	wantScheduled := staticBase.controllerFor("sparkoperator.k8s.io/v1beta2", "scheduledsparkapplications")
 	assert.Equal(t, wantScheduled.Name, scheduled.Name)
 	assert.Equal(t, wantScheduled.Spec, scheduled.Spec)
 
-	connect := c.m.controllerFor("sparkconnects")
+	connect := c.m.controllerFor("sparkoperator.k8s.io/v1alpha1", "sparkconnects")
 	var connectOptional []childResourceRule
 	if c.r.gatewayAPI {
 		connectOptional = append(connectOptional, httpRoutes, grpcRoutes)
@@ -451,7 +451,7 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 		connectOptional = append(connectOptional, kueueWorkloads)
 	}
 	checkConnectController(t, connect, base, connectOptional...)
-	wantConnect := staticBase.controllerFor("sparkconnects")
+	wantConnect := staticBase.controllerFor("sparkoperator.k8s.io/v1alpha1", "sparkconnects")
 	assert.Equal(t, wantConnect.Name, connect.Name)
 	gotConnect := connect.Spec
 	gotConnect.ChildResources = slices.DeleteFunc(slices.Clone(gotConnect.ChildResources), func(r childResourceRule) bool {
@@ -459,11 +459,17 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	})
 	assert.Equal(t, wantConnect.Spec, gotConnect)
 
-	cluster := c.m.controllerFor("sparkclusters")
+	cluster := c.m.controllerFor("spark.apache.org/v1", "sparkclusters")
 	checkClusterController(t, cluster, base)
-	wantCluster := staticBase.controllerFor("sparkclusters")
+	wantCluster := staticBase.controllerFor("spark.apache.org/v1", "sparkclusters")
 	assert.Equal(t, wantCluster.Name, cluster.Name)
 	assert.Equal(t, wantCluster.Spec, cluster.Spec)
+
+	apache := c.m.controllerFor("spark.apache.org/v1", "sparkapplications")
+	checkApacheApplicationController(t, apache, base, child("networking.k8s.io/v1", "networkpolicies", "InPlace"))
+	wantApache := staticBase.controllerFor("spark.apache.org/v1", "sparkapplications")
+	assert.Equal(t, wantApache.Name, apache.Name)
+	assert.Equal(t, wantApache.Spec, apache.Spec)
 }
 
 func (c *renderedChart) webhook(staticBase *manifest) {

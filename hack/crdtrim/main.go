@@ -79,8 +79,18 @@ func trimFile(file string) error {
 	return os.WriteFile(file, out, 0o644)
 }
 
-// apiType is the Go type a CRD of this API was generated from.
-func apiType(kind string) (reflect.Type, bool) {
+// apiType is the Go type a CRD of this API was generated from. The group tells the two
+// SparkApplication kinds apart.
+func apiType(group, kind string) (reflect.Type, bool) {
+	if group == sparkapachev1.GroupName {
+		switch kind {
+		case sparkapachev1.KindSparkCluster:
+			return reflect.TypeFor[sparkapachev1.SparkCluster](), true
+		case sparkapachev1.KindSparkApplication:
+			return reflect.TypeFor[sparkapachev1.SparkApplication](), true
+		}
+		return nil, false
+	}
 	switch kind {
 	case v1beta2.KindSparkApplication:
 		return reflect.TypeFor[v1beta2.SparkApplication](), true
@@ -88,15 +98,13 @@ func apiType(kind string) (reflect.Type, bool) {
 		return reflect.TypeFor[v1beta2.ScheduledSparkApplication](), true
 	case v1alpha1.KindSparkConnect:
 		return reflect.TypeFor[v1alpha1.SparkConnect](), true
-	case sparkapachev1.KindSparkCluster:
-		return reflect.TypeFor[sparkapachev1.SparkCluster](), true
 	}
 	return nil, false
 }
 
-// trimCRD trims one CRD document. typeOf maps the CRD's kind to its Go type; the package of
+// trimCRD trims one CRD document. typeOf maps the CRD's group and kind to its Go type; the package of
 // that type's parent directory (our API packages) is "ours", every other package is foreign.
-func trimCRD(data []byte, typeOf func(kind string) (reflect.Type, bool)) ([]byte, error) {
+func trimCRD(data []byte, typeOf func(group, kind string) (reflect.Type, bool)) ([]byte, error) {
 	crd, err := decode(data)
 	if err != nil {
 		return nil, err
@@ -104,9 +112,10 @@ func trimCRD(data []byte, typeOf func(kind string) (reflect.Type, bool)) ([]byte
 	spec, _ := crd["spec"].(map[string]any)
 	names, _ := spec["names"].(map[string]any)
 	kind, _ := names["kind"].(string)
-	root, ok := typeOf(kind)
+	group, _ := spec["group"].(string)
+	root, ok := typeOf(group, kind)
 	if !ok {
-		return nil, fmt.Errorf("no Go type known for kind %q; add it to apiType", kind)
+		return nil, fmt.Errorf("no Go type known for kind %q of group %q; add it to apiType", kind, group)
 	}
 	versions, _ := spec["versions"].([]any)
 	for _, v := range versions {

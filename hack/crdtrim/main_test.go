@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,7 +44,7 @@ type part struct {
 	Source *corev1.EnvVarSource `json:"source,omitempty"`
 }
 
-func widgetType(kind string) (reflect.Type, bool) {
+func widgetType(_, kind string) (reflect.Type, bool) {
 	if kind == "Widget" {
 		return reflect.TypeFor[widget](), true
 	}
@@ -205,7 +206,7 @@ spec:
 }
 
 func TestTrimCRDUnknownKind(t *testing.T) {
-	_, err := trimCRD(crdYAML(t, props("type", "object")), func(string) (reflect.Type, bool) { return nil, false })
+	_, err := trimCRD(crdYAML(t, props("type", "object")), func(string, string) (reflect.Type, bool) { return nil, false })
 	assert.ErrorContains(t, err, `no Go type known for kind "Widget"`)
 }
 
@@ -219,9 +220,15 @@ func TestRun(t *testing.T) {
 }
 
 func TestAPITypesKnown(t *testing.T) {
-	for _, kind := range []string{"SparkApplication", "ScheduledSparkApplication"} {
-		typ, ok := apiType(kind)
-		require.True(t, ok, kind)
-		assert.Equal(t, kind, typ.Name())
+	for _, gk := range []struct{ group, kind, pkg string }{
+		{"sparkoperator.k8s.io", "SparkApplication", "v1beta2"},
+		{"sparkoperator.k8s.io", "ScheduledSparkApplication", "v1beta2"},
+		{"spark.apache.org", "SparkApplication", "sparkapache/v1"},
+		{"spark.apache.org", "SparkCluster", "sparkapache/v1"},
+	} {
+		typ, ok := apiType(gk.group, gk.kind)
+		require.True(t, ok, gk.kind)
+		assert.Equal(t, gk.kind, typ.Name())
+		assert.True(t, strings.HasSuffix(typ.PkgPath(), "/"+gk.pkg), "%s/%s is %s", gk.group, gk.kind, typ.PkgPath())
 	}
 }

@@ -137,6 +137,11 @@ func (b *builder) withApplicationOwner(refs []metav1.OwnerReference) []metav1.Ow
 		Name:       b.app.Name,
 		UID:        b.app.UID,
 	}
+	if b.app.APIVersion != "" && b.app.Kind != "" {
+		// An application of another API built as a SparkApplication (the Apache operator's)
+		// names its own type.
+		owner.APIVersion, owner.Kind = b.app.APIVersion, b.app.Kind
+	}
 	for _, ref := range refs {
 		if ref.UID == owner.UID {
 			return refs

@@ -50,6 +50,12 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	if err != nil {
 		return nil, err
 	}
+	return CustomizeTranslated(req, app), nil
+}
+
+// CustomizeTranslated is the customize hook of an application of another API translated into
+// app (see SyncTranslated).
+func CustomizeTranslated(req *metacontroller.CustomizeRequest, app *v1beta2.SparkApplication) *metacontroller.CustomizeResponse {
 	rules := []metacontroller.RelatedResourceRule{{
 		APIVersion:    "v1",
 		Resource:      "pods",
@@ -73,5 +79,5 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	}
 	rules = append(rules, namespaceRule(app))
 	rules = append(rules, admissionRules(app.Namespace, rules)...)
-	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil
+	return &metacontroller.CustomizeResponse{RelatedResources: rules}
 }

@@ -98,6 +98,12 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeObserved(req, app, specErrs)
+}
+
+// decodeObserved reads what req observed of parent app, decoded already: its children and
+// related objects.
+func decodeObserved(req *metacontroller.SyncRequest, app *v1beta2.SparkApplication, specErrs field.ErrorList) (*input, error) {
 	if req.Finalizing {
 		if err := requireDeletion(app); err != nil {
 			return nil, err
@@ -108,6 +114,7 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 	}
 	in := &input{app: app, specErrs: specErrs, children: req.Children, related: req.Related,
 		clusterRelated: metacontroller.HookVersion(req.Controller, "sync") == "v2"}
+	var err error
 	if in.queue, err = newQueue(in); err != nil {
 		return nil, err
 	}

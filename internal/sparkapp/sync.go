@@ -12,6 +12,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/children"
@@ -61,6 +62,26 @@ func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacont
 	if err != nil {
 		return nil, hook.Outcome{}, err
 	}
+	return decideSync(req, in, now, cfg)
+}
+
+// SyncTranslated is the sync hook of an application of another API translated into app (the
+// Apache operator's, internal/apacheapp): the very decision Sync makes, on app instead of the
+// request's parent. specErrs, when any, are the translation's refusals; like the parts of a
+// spec that did not decode, they stand for the spec's validation.
+func SyncTranslated(req *metacontroller.SyncRequest, app *v1beta2.SparkApplication, specErrs field.ErrorList, now time.Time, cfg Config) (*metacontroller.SyncResponse, hook.Outcome, error) {
+	if req == nil || app == nil {
+		return nil, hook.Outcome{}, metacontroller.RequestErrorf("empty request")
+	}
+	in, err := decodeObserved(req, app, specErrs)
+	if err != nil {
+		return nil, hook.Outcome{}, err
+	}
+	return decideSync(req, in, now, cfg)
+}
+
+// decideSync decides one decoded sync request.
+func decideSync(req *metacontroller.SyncRequest, in *input, now time.Time, cfg Config) (*metacontroller.SyncResponse, hook.Outcome, error) {
 	told := newTeller(in.app)
 	if req.Finalizing {
 		resp := finalize(in)

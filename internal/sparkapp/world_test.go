@@ -204,13 +204,7 @@ func (w *world) checkSchema(status []byte) {
 	w.t.Helper()
 	crd, err := loadCRD()
 	require.NoError(w.t, err)
-	obj := map[string]any{}
-	require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, w.app), &obj))
-	st := map[string]any{}
-	require.NoError(w.t, json.Unmarshal(status, &st))
-	obj["status"] = st
-	errs := crd.Validate(obj)
-	require.Empty(w.t, errs, "status rejected by the CRD schema: %v", errs)
+	coretest.CheckStatus(w.t, crd, w.app, status)
 }
 
 var loadCRD = sync.OnceValues(func() (*crdschema.Validator, error) {

@@ -65,8 +65,11 @@ func (o *objects) list() []any {
 
 // MasterURL is where applications reach the cluster.
 func MasterURL(c *sparkv1.SparkCluster) string {
-	return fmt.Sprintf("spark://%s-master-svc:%d", c.Name, masterPort)
+	return fmt.Sprintf("spark://%s:%d", masterService(c), masterPort)
 }
+
+// masterService is the name of the Service workers and applications reach the master by.
+func masterService(c *sparkv1.SparkCluster) string { return c.Name + "-master-svc" }
 
 func build(c *sparkv1.SparkCluster) *objects {
 	ms, ws := c.Spec.MasterSpec, c.Spec.WorkerSpec
@@ -224,6 +227,7 @@ func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, c
 	} else {
 		webPort = workerWebPort
 		ctr.Command = daemonCommand("org.apache.spark.deploy.worker.Worker", fmt.Sprintf("--webui-port %d", workerWebPort), MasterURL(c))
+		ctr.Command[2] = untilMasterAnswers(c) + ctr.Command[2]
 		env = append(env, corev1.EnvVar{Name: "SPARK_WORKER_OPTS", Value: opts})
 		ports = []corev1.ContainerPort{{Name: "web", ContainerPort: workerWebPort, Protocol: corev1.ProtocolTCP}}
 	}
@@ -232,11 +236,16 @@ func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, c
 	ctr.Ports = append(withoutPorts(ctr.Ports, ports), ports...)
 	answers := uiAnswers(webPort)
 	if ctr.ReadinessProbe == nil {
-		ready := answers
+		// Often at first, since the cluster is not RunningHealthy before the last daemon is
+		// ready, and workers reach the master only through its Service, whose endpoint waits
+		// for the master's readiness. The master's is a TCP connect, which the kubelet makes
+		// itself; a worker's runs a bash.
+		ready := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(webPort)}},
+			PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3}
 		if role == roleWorker {
-			ready = connectedToMaster
+			ready = &corev1.Probe{ProbeHandler: connectedToMaster, PeriodSeconds: 3, TimeoutSeconds: 2, FailureThreshold: 3}
 		}
-		ctr.ReadinessProbe = &corev1.Probe{ProbeHandler: ready, PeriodSeconds: 10, TimeoutSeconds: 2, FailureThreshold: 3}
+		ctr.ReadinessProbe = ready
 	}
 	if ctr.LivenessProbe == nil {
 		ctr.LivenessProbe = &corev1.Probe{ProbeHandler: answers, InitialDelaySeconds: 30, PeriodSeconds: 20, TimeoutSeconds: 5, FailureThreshold: 6}
@@ -272,6 +281,15 @@ func uiAnswers(port int32) corev1.ProbeHandler {
 	return corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"bash", "-c", fmt.Sprintf(
 		`exec 3<>/dev/tcp/"$HOSTNAME"/%d && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && IFS= read -r -t 4 line <&3 && [[ $line == HTTP/* ]]`,
 		port)}}}
+}
+
+// untilMasterAnswers starts a worker's daemon only once the master's RPC port takes connections.
+// A worker started first tries to register at once, fails, and retries only 5 to 15 s later
+// (Spark's fixed, fuzzed interval): about 20 s of a 1-master, 3-worker cluster's 33 s start were
+// that wait here. The bash that waits is the container's first process, which ignores SIGTERM
+// unless it traps it: a worker deleted while it waits stops at once.
+func untilMasterAnswers(c *sparkv1.SparkCluster) string {
+	return fmt.Sprintf(`trap 'exit 143' TERM; until (exec 3<>/dev/tcp/%s/%d) 2>/dev/null; do sleep 1; done && `, masterService(c), masterPort)
 }
 
 // connectedToMaster is a worker's readiness: it holds an open connection to a master's RPC port.

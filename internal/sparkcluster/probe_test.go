@@ -9,10 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 )
 
 // runProbe runs a probe's bash command with replacements applied to its script, which must
@@ -110,4 +114,60 @@ func TestWorkerReadinessNeedsTheMaster(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A worker's daemon starts only once the master's RPC port takes connections, and a worker
+// deleted while it waits stops at SIGTERM.
+func TestWorkerWaitsForTheMaster(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	c := &sparkv1.SparkCluster{}
+	c.Name = "prod"
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	require.NoError(t, l.Close())
+	wait := strings.Replace(untilMasterAnswers(c), fmt.Sprintf("prod-master-svc/%d", masterPort), "127.0.0.1/"+port, 1)
+	require.NotEqual(t, untilMasterAnswers(c), wait, "the master's address is in the command")
+
+	started := filepath.Join(t.TempDir(), "started")
+	cmd := exec.Command(bash, "-c", wait+"touch "+started)
+	require.NoError(t, cmd.Start())
+	waitingBetweenAttempts(t, cmd.Process.Pid)
+	assert.NoFileExists(t, started, "the daemon started before the master answered")
+	master, err := net.Listen("tcp", "127.0.0.1:"+port)
+	require.NoError(t, err)
+	defer master.Close()
+	require.NoError(t, cmd.Wait())
+	assert.FileExists(t, started)
+
+	waiting := exec.Command(bash, "-c", strings.Replace(wait, "127.0.0.1/"+port, "127.0.0.1/1", 1)+"true")
+	require.NoError(t, waiting.Start())
+	waitingBetweenAttempts(t, waiting.Process.Pid)
+	require.NoError(t, waiting.Process.Signal(syscall.SIGTERM))
+	err = waiting.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 143, exit.ExitCode())
+}
+
+// waitingBetweenAttempts returns once the bash of pid sleeps between two attempts to reach the
+// master: a child of it runs sleep.
+func waitingBetweenAttempts(t *testing.T, pid int) {
+	t.Helper()
+	children := fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)
+	require.Eventually(t, func() bool {
+		list, err := os.ReadFile(children)
+		if err != nil {
+			return false
+		}
+		for _, child := range strings.Fields(string(list)) {
+			if comm, err := os.ReadFile("/proc/" + child + "/comm"); err == nil && strings.TrimSpace(string(comm)) == "sleep" {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "bash waits for the master")
 }

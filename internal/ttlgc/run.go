@@ -8,13 +8,22 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 )
 
-// Resource is the API resource a pass lists and deletes.
-var Resource = v1beta2.GroupVersion.WithResource("sparkapplications")
+// Resource is the Kubeflow API's SparkApplications, and ApacheResource the Apache operator's,
+// which the same attempt core decides and marks Expired the same way (ttlAfterStopMillis).
+var (
+	Resource       = v1beta2.GroupVersion.WithResource("sparkapplications")
+	ApacheResource = sparkv1.GroupVersion.WithResource("sparkapplications")
+)
+
+// resources are what a pass lists and deletes, in order.
+var resources = []schema.GroupVersionResource{Resource, ApacheResource}
 
 // pageSize bounds the memory of a pass over a namespace with many finished applications.
 const pageSize = 500
@@ -47,19 +56,23 @@ func Run(ctx context.Context, client dynamic.Interface, opts Options, logger *sl
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	p := pass{apps: client.Resource(Resource), opts: opts, logger: logger}
+	p := pass{opts: opts, logger: logger}
 	var errs []error
-	for _, ns := range namespaces {
-		errs = append(errs, p.namespace(ctx, ns)...)
+	for _, res := range resources {
+		p.apps, p.resource = client.Resource(res), res
+		for _, ns := range namespaces {
+			errs = append(errs, p.namespace(ctx, ns)...)
+		}
 	}
 	return p.result, errors.Join(errs...)
 }
 
 type pass struct {
-	apps   dynamic.NamespaceableResourceInterface
-	opts   Options
-	logger *slog.Logger
-	result Result
+	apps     dynamic.NamespaceableResourceInterface
+	resource schema.GroupVersionResource
+	opts     Options
+	logger   *slog.Logger
+	result   Result
 }
 
 func (p *pass) namespace(ctx context.Context, ns string) []error {
@@ -67,12 +80,15 @@ func (p *pass) namespace(ctx context.Context, ns string) []error {
 	next := ""
 	for {
 		list, err := p.apps.Namespace(ns).List(ctx, metav1.ListOptions{Limit: pageSize, Continue: next})
+		if apierrors.IsNotFound(err) && p.resource == ApacheResource {
+			return errs // a cluster that serves only the Kubeflow API
+		}
 		if err != nil {
 			where := "every namespace"
 			if ns != metav1.NamespaceAll {
 				where = "namespace " + ns
 			}
-			return append(errs, fmt.Errorf("list SparkApplications in %s: %w", where, err))
+			return append(errs, fmt.Errorf("list %s in %s: %w", p.resource.GroupResource(), where, err))
 		}
 		p.result.Listed += len(list.Items)
 		for _, t := range Expired(list.Items) {
@@ -97,7 +113,7 @@ func (p *pass) delete(ctx context.Context, t Target) error {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	attrs := []any{
-		slog.String("namespace", t.Namespace), slog.String("name", t.Name), slog.String("uid", string(t.UID)),
+		slog.String("resource", p.resource.GroupResource().String()), slog.String("namespace", t.Namespace), slog.String("name", t.Name), slog.String("uid", string(t.UID)),
 		slog.String("reason", t.Reason), slog.String("message", t.Message), slog.Bool("dry_run", p.opts.DryRun),
 	}
 	err := p.apps.Namespace(t.Namespace).Delete(ctx, t.Name, opts)
@@ -111,6 +127,6 @@ func (p *pass) delete(ctx context.Context, t Target) error {
 		p.logger.Info("skipped SparkApplication: deleted or changed since it was listed", append(attrs, slog.String("error", err.Error()))...)
 		return nil
 	default:
-		return fmt.Errorf("delete SparkApplication %s/%s: %w", t.Namespace, t.Name, err)
+		return fmt.Errorf("delete %s %s/%s: %w", p.resource.GroupResource(), t.Namespace, t.Name, err)
 	}
 }

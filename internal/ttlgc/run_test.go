@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,7 +27,7 @@ func newClient(t *testing.T, apps ...string) *dynamicfake.FakeDynamicClient {
 		objs = append(objs, &u)
 	}
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{Resource: "SparkApplicationList"}, objs...)
+		map[schema.GroupVersionResource]string{Resource: "SparkApplicationList", ApacheResource: "SparkApplicationList"}, objs...)
 }
 
 // named gives the fixture its own name, namespace and uid.
@@ -112,7 +113,7 @@ func TestRun(t *testing.T) {
 			want:       Result{Listed: 4, Expired: 2, Deleted: 1},
 			wantLeft:   []string{"a/old", "a/running", "b/running"},
 			wantDelete: []string{"a/old", "b/old"},
-			wantErr:    "delete SparkApplication a/old: sparkapplications.sparkoperator.k8s.io \"old\" is forbidden",
+			wantErr:    "delete sparkapplications.sparkoperator.k8s.io a/old: sparkapplications.sparkoperator.k8s.io \"old\" is forbidden",
 		},
 	}
 	for _, tt := range tests {
@@ -166,6 +167,28 @@ func TestRunListError(t *testing.T) {
 		return true, nil, apierrors.NewServiceUnavailable("etcd down")
 	})
 	_, err := Run(context.Background(), client, Options{Namespaces: []string{"a", "b"}}, slog.New(slog.DiscardHandler))
-	require.ErrorContains(t, err, "list SparkApplications in namespace a: etcd down")
-	require.ErrorContains(t, err, "list SparkApplications in namespace b: etcd down")
+	require.ErrorContains(t, err, "list sparkapplications.sparkoperator.k8s.io in namespace a: etcd down")
+	require.ErrorContains(t, err, "list sparkapplications.sparkoperator.k8s.io in namespace b: etcd down")
+}
+
+// The Apache operator's SparkApplications expire as the Kubeflow API's do; a cluster without
+// their CRD is passed over.
+func TestRunApacheApplications(t *testing.T) {
+	apache := strings.Replace(named(t, withConditions("", expiredCondition), "a", "pi"), "sparkoperator.k8s.io/v1beta2", "spark.apache.org/v1", 1)
+	client := newClient(t, apache, named(t, withConditions("", expiredCondition), "a", "old"))
+	res, err := Run(context.Background(), client, Options{}, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	assert.Equal(t, Result{Listed: 2, Expired: 2, Deleted: 2}, res)
+	_, err = client.Resource(ApacheResource).Namespace("a").Get(context.Background(), "pi", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the Apache application is deleted: %v", err)
+
+	client = newClient(t)
+	client.PrependReactor("list", ApacheResource.Resource, func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetResource() != ApacheResource {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewNotFound(ApacheResource.GroupResource(), "")
+	})
+	_, err = Run(context.Background(), client, Options{}, slog.New(slog.DiscardHandler))
+	assert.NoError(t, err, "no Apache CRD: nothing to do")
 }

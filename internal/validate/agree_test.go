@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sparkhooks/sparkhooks/internal/apacheapp"
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1alpha1"
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
@@ -40,7 +41,7 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 			objects[c.name] = review.Request.Object
 		}
 	}
-	for _, pattern := range []string{"../../examples/*.yaml", "../../examples/testdata/*.yaml"} {
+	for _, pattern := range []string{"../../examples/*.yaml", "../../examples/apache/*.yaml", "../../examples/testdata/*.yaml"} {
 		files, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		for _, f := range files {
@@ -53,7 +54,7 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 	}
 	kinds := map[string]Kind{}
 	for _, k := range Kinds() {
-		kinds[k.Kind] = k
+		kinds[k.GroupVersion.WithKind(k.Kind).String()] = k
 	}
 	require.Greater(t, len(objects), 30)
 	syncs := map[string]hook.SyncFunc{
@@ -61,6 +62,7 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 		v1beta2.KindScheduledSparkApplication: schedule.Hooks(schedule.Config{}).Sync,
 		sparkv1.KindSparkCluster:              sparkcluster.Hooks().Sync,
 		v1alpha1.KindSparkConnect:             sparkconnect.Hooks(sparkconnect.Config{}).Sync,
+		apacheapp.Name:                        apacheapp.Hooks(sparkapp.Config{}).Sync,
 	}
 
 	var refused, allowed int
@@ -69,8 +71,8 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 			raw := asStored(t, raw)
 			var tm metav1.TypeMeta
 			require.NoError(t, json.Unmarshal(raw, &tm))
-			kind, ok := kinds[tm.Kind]
-			require.True(t, ok, "no webhook for kind %q", tm.Kind)
+			kind, ok := kinds[tm.GroupVersionKind().String()]
+			require.True(t, ok, "no webhook for %s", tm.GroupVersionKind())
 			req := &request{
 				UID: "agree", Kind: metav1.GroupVersionKind{Group: kind.GroupVersion.Group, Version: kind.GroupVersion.Version, Kind: kind.Kind},
 				Resource:  metav1.GroupVersionResource{Group: kind.GroupVersion.Group, Version: kind.GroupVersion.Version, Resource: kind.Resource},
@@ -79,7 +81,11 @@ func TestWebhookAgreesWithHooks(t *testing.T) {
 			resp, outcome := decide(req, kind, goldenNow)
 
 			sync := &metacontroller.SyncRequest{Parent: raw}
-			_, synced, hookErr := syncs[kind.Kind](sync, goldenNow)
+			hookKind := kind.Kind
+			if kind.Name != "" {
+				hookKind = kind.Name
+			}
+			_, synced, hookErr := syncs[hookKind](sync, goldenNow)
 			hookInvalid := synced.ValidationFailed
 			assert.Equal(t, outcome.Refusal == RefusalBadRequest, hookErr != nil, "webhook: %+v; hook error: %v", resp.Result, hookErr)
 			assert.Equal(t, outcome.Refusal == RefusalInvalid, hookInvalid, "webhook: %+v", resp.Result)

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +34,7 @@ func loadGoldenCases(t testing.TB) []goldenCase {
 	t.Helper()
 	var cases []goldenCase
 	for _, kind := range Kinds() {
-		route := strings.ToLower(kind.Kind)
+		route := kind.Route()
 		entries, err := os.ReadDir(filepath.Join(goldenDir, route))
 		require.NoError(t, err, "every kind has golden reviews")
 		for _, e := range entries {

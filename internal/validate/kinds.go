@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,7 +18,17 @@ type Kind struct {
 	GroupVersion schema.GroupVersion
 	Kind         string // e.g. SparkApplication
 	Resource     string // the plural, e.g. sparkapplications
-	decode       func(raw []byte) (object, error)
+	// Name is the route segment when the kind's lower-cased name is another kind's too.
+	Name   string
+	decode func(raw []byte) (object, error)
+}
+
+// Route is the kind's route segment: its Name, else its kind in lower case.
+func (k Kind) Route() string {
+	if k.Name != "" {
+		return k.Name
+	}
+	return strings.ToLower(k.Kind)
 }
 
 // object is a decoded request object.
@@ -40,7 +51,39 @@ type updater interface {
 
 // Kinds lists every kind the webhook validates, one route each.
 func Kinds() []Kind {
-	return []Kind{SparkApplication(), ScheduledSparkApplication(), SparkConnect(), SparkCluster()}
+	return []Kind{SparkApplication(), ScheduledSparkApplication(), SparkConnect(), SparkCluster(), ApacheSparkApplication()}
+}
+
+// ApacheSparkApplication is the Apache operator's spark.apache.org/v1 SparkApplication.
+func ApacheSparkApplication() Kind {
+	return Kind{
+		GroupVersion: sparkv1.GroupVersion,
+		Kind:         sparkv1.KindSparkApplication,
+		Resource:     "sparkapplications",
+		Name:         "apachesparkapplication",
+		decode: func(raw []byte) (object, error) {
+			app, specErrs, err := sparkv1.DecodeSparkApplication(raw)
+			if err != nil {
+				return nil, err
+			}
+			return &apacheApplication{SparkApplication: *app, specErrs: specErrs}, nil
+		},
+	}
+}
+
+type apacheApplication struct {
+	sparkv1.SparkApplication
+	specErrs field.ErrorList
+}
+
+func (a *apacheApplication) spec() any { return &a.Spec }
+
+// validate is the Apache SparkApplication sync hook's verdict.
+func (a *apacheApplication) validate(time.Time) field.ErrorList {
+	if len(a.specErrs) > 0 {
+		return a.specErrs
+	}
+	return sparkv1.ValidateSparkApplication(&a.SparkApplication)
 }
 
 // SparkCluster is the Apache operator's spark.apache.org/v1 SparkCluster.

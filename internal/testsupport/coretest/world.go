@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
+	"github.com/sparkhooks/sparkhooks/internal/testsupport/crdschema"
 )
 
 // Request is the sync request Metacontroller sends about parent with children observed; each
@@ -91,3 +92,16 @@ func SetLastApplied(md map[string]any, answered string) {
 
 // WorldStart is when every core's test world begins: a fixed clock keeps answers byte-stable.
 var WorldStart = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
+
+// CheckStatus fails the test when the CRD would refuse parent with status as its status: in a
+// cluster, Metacontroller's status write would fail, and every later sync with it.
+func CheckStatus(t testing.TB, crd *crdschema.Validator, parent any, status []byte) {
+	t.Helper()
+	obj := map[string]any{}
+	require.NoError(t, json.Unmarshal(MustJSON(t, parent), &obj))
+	st := map[string]any{}
+	require.NoError(t, json.Unmarshal(status, &st))
+	obj["status"] = st
+	errs := crd.Validate(obj)
+	require.Empty(t, errs, "status rejected by the CRD schema: %v", errs)
+}

@@ -236,7 +236,7 @@ func (n *namespace) dump() string {
 	ctx := context.Background()
 	var b strings.Builder
 	fmt.Fprintf(&b, "namespace %s:\n", n.name)
-	for _, gvr := range []schema.GroupVersionResource{sparkApplications, sparkConnects, sparkClusters} {
+	for _, gvr := range []schema.GroupVersionResource{sparkApplications, sparkConnects, sparkClusters, apacheApplications} {
 		list, err := n.dyn.Resource(gvr).Namespace(n.name).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			continue
@@ -318,7 +318,7 @@ func describeContainerState(s corev1.ContainerState) string {
 func (n *namespace) tearDown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for _, gvr := range []schema.GroupVersionResource{sparkApplications, sparkConnects, sparkClusters} {
+	for _, gvr := range []schema.GroupVersionResource{sparkApplications, sparkConnects, sparkClusters, apacheApplications} {
 		_ = n.dyn.Resource(gvr).Namespace(n.name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	}
 	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {

@@ -41,7 +41,9 @@ var (
 	sparkApplications = schema.GroupVersionResource{Group: "sparkoperator.k8s.io", Version: "v1beta2", Resource: "sparkapplications"}
 	sparkConnects     = schema.GroupVersionResource{Group: "sparkoperator.k8s.io", Version: "v1alpha1", Resource: "sparkconnects"}
 	sparkClusters     = schema.GroupVersionResource{Group: "spark.apache.org", Version: "v1", Resource: "sparkclusters"}
-	pods              = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	// apacheApplications are the Apache operator's SparkApplications.
+	apacheApplications = schema.GroupVersionResource{Group: "spark.apache.org", Version: "v1", Resource: "sparkapplications"}
+	pods               = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 )
 
 // suite is what TestMain starts for all tests; each test works in a namespace of its own.

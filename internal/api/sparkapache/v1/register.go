@@ -23,7 +23,7 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &SparkCluster{}, &SparkClusterList{})
+	scheme.AddKnownTypes(GroupVersion, &SparkCluster{}, &SparkClusterList{}, &SparkApplication{}, &SparkApplicationList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }
