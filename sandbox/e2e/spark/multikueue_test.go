@@ -136,7 +136,7 @@ func TestMultiKueueRunsOnTheWorker(t *testing.T) {
 	// Deleted on the manager while it runs on the worker: gone there too.
 	m.applyApp("mk-deleted", func(spec map[string]any) { spec["arguments"] = []any{"100000"} })
 	n.waitForPod("mk-deleted-driver", 2*appTimeout, corev1.PodRunning)
-	if out, err := kubectl.Run(ctx, m.stack.Kubeconfig, "--namespace", n.name, "delete", "sparkapplication/mk-deleted", "--wait=false"); err != nil {
+	if out, err := kubectl.Run(ctx, m.stack.Kubeconfig, "--namespace", n.name, "delete", "sparkapplications.sparkoperator.k8s.io/mk-deleted", "--wait=false"); err != nil {
 		t.Fatalf("deleting on the manager: %v: %s", err, out)
 	}
 	deleted := time.Now()
