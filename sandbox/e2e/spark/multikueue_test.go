@@ -95,8 +95,13 @@ func TestMultiKueueRunsOnTheWorker(t *testing.T) {
 	if _, err := n.get(sparkApplications, second); !apierrors.IsNotFound(err) {
 		t.Errorf("%s is on the worker while %s holds its quota (%v)", second, first, err)
 	}
-	wl, err := n.get(workloadsGVR, "sparkapplication-"+second)
-	if err != nil {
+	// MultiKueue copies the second's Workload once the manager's Kueue reserves its quota,
+	// which need not have happened when the first's driver runs.
+	var wl *unstructured.Unstructured
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, appTimeout, true, func(context.Context) (bool, error) {
+		wl, err = n.get(workloadsGVR, "sparkapplication-"+second)
+		return err == nil, nil
+	}); err != nil {
 		t.Fatalf("the worker has no Workload for %s, which MultiKueue dispatches: %v", second, err)
 	}
 	t.Logf("the worker's Kueue on %s: %s", second, workloadMessage(wl))
