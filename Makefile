@@ -14,7 +14,7 @@ export METACONTROLLER_BIN
 KUBEFLOW_SPARK_OPERATOR ?= $(wildcard $(CURDIR)/../shared/kubeflow-spark-operator/v2.5.2)
 export KUBEFLOW_SPARK_OPERATOR
 
-.PHONY: run test bench lint golangci-lint generate build krew image image-push image-docker chart-check e2e memload spark-images kueue gateway-api kube helm test-fixtures node airflow
+.PHONY: run test bench lint golangci-lint generate build krew image image-push image-docker chart-check e2e e2e-kubeflow memload spark-images kueue gateway-api kube helm test-fixtures node airflow
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
@@ -124,8 +124,18 @@ e2e: spark-images image
 		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 2 -timeout 20m ./internal/mcstandin/... ./internal/stack/... ./e2e/ ./e2e/harness/... ./e2e/sparkctl/ || status=$$?; \
 		if [ -n "$$metacontroller" ]; then wait $$metacontroller || status=$$?; fi; \
 		[ $$status = 0 ] && \
-		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m -skip '$(REALNODE_TESTS)' ./e2e/local/ ./e2e/spark/ && \
+		$(GO) test $(E2EFLAGS) -tags e2e -count=1 -p 1 -timeout 40m -skip '$(REALNODE_TESTS)' ./e2e/local/ ./e2e/spark/ ./e2e/kubeflow/ && \
 		SPARKHOOKS_E2E_NODE=containerd SPARKHOOKS_IMAGE_ARCHIVE=$(CURDIR)/bin/image.tar $(GO) test $(E2EFLAGS) -tags e2e -count=1 -parallel 4 -timeout 30m -run '$(REALNODE_TESTS)' ./e2e/spark/; }
+
+## e2e-kubeflow: the differential suite over its whole corpus (sandbox/e2e/kubeflow): each
+## SparkApplication run with real Spark under sparkhooks and the real Metacontroller, then under the
+## Kubeflow Spark Operator's own chart, on one cluster, and every difference checked against
+## docs/kubeflow-compat.md (make e2e runs the corpus' CI subset). Needs root, METACONTROLLER_BIN and
+## KUBEFLOW_SPARK_OPERATOR (found in ../shared).
+e2e-kubeflow: spark-images
+	@[ -n "$$METACONTROLLER_BIN" ] && [ -n "$$KUBEFLOW_SPARK_OPERATOR" ] || { echo "e2e-kubeflow: METACONTROLLER_BIN and KUBEFLOW_SPARK_OPERATOR must name Metacontroller and the Kubeflow Spark Operator's release" >&2; exit 1; }
+	export KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \
+	cd sandbox && SPARKHOOKS_KUBEFLOW_CORPUS=all $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 120m -v -run '^TestSameApplicationsUnderBothOperators$$' ./e2e/kubeflow/
 
 ## airflow: Apache Airflow 3.3.2 with its Kubernetes provider (SparkKubernetesOperator and Sensor),
 ## pinned with hashes in hack/airflow/requirements.txt, in a venv once per user into

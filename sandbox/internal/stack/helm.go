@@ -91,3 +91,12 @@ func (h helmRunner) upgrade(ctx context.Context, release, chart, namespace strin
 	}
 	return nil
 }
+
+// uninstall runs helm uninstall and waits until the release's resources are gone. Helm leaves
+// the CRDs of the chart's crds/ in place, and with them every custom resource.
+func (h helmRunner) uninstall(ctx context.Context, release, namespace string) error {
+	if _, err := h.run(ctx, "uninstall", release, "--namespace", namespace, "--wait", "--timeout", "3m"); err != nil {
+		return fmt.Errorf("uninstalling the release %s: %w", release, err)
+	}
+	return nil
+}

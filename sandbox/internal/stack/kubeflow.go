@@ -58,20 +58,20 @@ func (k *KubeflowOperator) check(o *Options) error {
 // webhook configurations, which kube-apiserver then trusts. The chart's CRD upgrade hook, a Job
 // running a kubectl image, is off by default (hook.upgradeCrd) and stays off: Helm installs the
 // CRDs from crds/.
-func (s *Stack) installKubeflow(ctx context.Context, o Options, helm helmRunner, phase func(string)) error {
-	s.Controller = o.Kubeflow.Name()
-	for _, dir := range o.CRDs {
+func (s *Stack) installKubeflow(ctx context.Context, k *KubeflowOperator, phase func(string)) error {
+	for _, dir := range s.options.CRDs {
 		if err := s.installCRDs(ctx, dir); err != nil {
 			return err
 		}
 	}
-	tolerations, err := tolerationsValue(o.NodeTaints, "controller.tolerations", "webhook.tolerations")
+	tolerations, err := tolerationsValue(s.options.NodeTaints, "controller.tolerations", "webhook.tolerations")
 	if err != nil {
 		return err
 	}
-	if err := helm.install(ctx, KubeflowRelease, o.Kubeflow.Chart, KubeflowNamespace, installOptions{set: o.Kubeflow.Set, setJSON: tolerations, wait: true}); err != nil {
+	if err := s.helm.install(ctx, KubeflowRelease, k.Chart, KubeflowNamespace, installOptions{set: k.Set, setJSON: tolerations, wait: true}); err != nil {
 		return err
 	}
+	s.Controller, s.operator = k.Name(), OperatorKubeflow
 	phase("the Kubeflow Spark Operator's chart is installed and its Pods are ready")
 	return nil
 }

@@ -191,8 +191,12 @@ type Stack struct {
 	skipSchemaValidation bool
 	// upgradeMu serialises the release's upgrades.
 	upgradeMu sync.Mutex
-	cancel    context.CancelFunc
-	running   sync.WaitGroup
+	// options are what the stack was started with, for installing an operator again
+	// (operators.go); operator is the one installed now.
+	options  Options
+	operator Operator
+	cancel   context.CancelFunc
+	running  sync.WaitGroup
 }
 
 // Start starts the cluster and returns once the charts are installed and their Pods are ready.
@@ -210,7 +214,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	begin := time.Now()
 	phase := func(what string) { o.Logf("stack: %s after %s", what, time.Since(begin).Round(10*time.Millisecond)) }
 	runCtx, cancel := context.WithCancel(context.Background())
-	s := &Stack{cancel: cancel, LogDir: filepath.Join(o.Dir, "logs"), Controllers: map[string]*mcstandin.Controller{}, failed: make(chan error, 1)}
+	s := &Stack{cancel: cancel, LogDir: filepath.Join(o.Dir, "logs"), Controllers: map[string]*mcstandin.Controller{}, failed: make(chan error, 1), options: o}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -367,10 +371,11 @@ func applyCRDFiles(ctx context.Context, cfg *restclient.Config, dir string) erro
 // chart or the stand-in, and returns once the controllers run.
 func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kubernetes.Interface, phase func(string)) error {
 	helm := helmRunner{binary: o.Helm, kubeconfig: s.Kubeconfig, home: filepath.Join(o.Dir, "helm"), logDir: s.LogDir}
+	s.helm = helm
 	if o.Kubeflow != nil {
-		return s.installKubeflow(ctx, o, helm, phase)
+		return s.installKubeflow(ctx, o.Kubeflow, phase)
 	}
-	s.helm, s.chart = helm, o.Chart
+	s.chart = o.Chart
 	tolerations, err := tolerationsValue(o.NodeTaints, "tolerations")
 	if err != nil {
 		return err
@@ -426,26 +431,7 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 		return nil
 	})
 	if o.Metacontroller != "" && !o.OwnControllers {
-		// Metacontroller's Pod starts while sparkhooks' waits for its readiness. Not before the
-		// chart's first CompositeController exists: Helm has made the CRDs (and waited for them)
-		// by then, so Metacontroller's first discovery finds them rather than its next one.
-		group.Go(func() error {
-			if err := s.poll(groupCtx, "the chart's CompositeControllers", func(ctx context.Context) error {
-				return s.anyCompositeController(ctx)
-			}); err != nil {
-				return err
-			}
-			// Not waited for by Helm: the controllers' Events below say more than its readiness
-			// probe. One replica: the node is one machine. Its CRDs went in first (above): applied
-			// again, Helm would patch each and wait for them while sparkhooks' Pod starts.
-			metacontroller := installOptions{valuesFiles: []string{o.MetacontrollerValues}, set: []string{"replicas=1"}, setJSON: tolerations, skipCRDs: true}
-			if o.Simulated != nil {
-				// Its RBAC and StatefulSet, whose container runs on the host (runMetacontrollerOnHost):
-				// no Pod, which the simulated node would play as Running.
-				metacontroller.set = []string{"replicas=0"}
-			}
-			return helm.install(groupCtx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, metacontroller)
-		})
+		group.Go(func() error { return s.installMetacontroller(groupCtx, o, helm, tolerations) })
 	}
 	if err := group.Wait(); err != nil {
 		return err
@@ -465,7 +451,7 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 			}
 			phase("Metacontroller runs on the host")
 		}
-		if err := s.waitForControllers(ctx, client); err != nil {
+		if err := s.waitForControllers(ctx, client, time.Time{}); err != nil {
 			return err
 		}
 	default:
@@ -473,7 +459,31 @@ func (s *Stack) installCharts(ctx, runCtx context.Context, o Options, client kub
 			return err
 		}
 	}
+	s.operator = OperatorSparkhooks
 	return nil
+}
+
+// installMetacontroller installs Metacontroller from its chart once sparkhooks' chart has made
+// its first CompositeController, while sparkhooks' Pod starts.
+func (s *Stack) installMetacontroller(ctx context.Context, o Options, helm helmRunner, tolerations []string) error {
+	// Not before the chart's first CompositeController exists: Helm has made the CRDs (and
+	// waited for them) by then, so Metacontroller's first discovery finds them rather than its
+	// next one.
+	if err := s.poll(ctx, "the chart's CompositeControllers", func(ctx context.Context) error {
+		return s.anyCompositeController(ctx)
+	}); err != nil {
+		return err
+	}
+	// Not waited for by Helm: the controllers' Events say more than its readiness probe. One
+	// replica: the node is one machine. Its CRDs went in first: applied again, Helm would patch
+	// each and wait for them while sparkhooks' Pod starts.
+	metacontroller := installOptions{valuesFiles: []string{o.MetacontrollerValues}, set: []string{"replicas=1"}, setJSON: tolerations, skipCRDs: true}
+	if o.Simulated != nil {
+		// Its RBAC and StatefulSet, whose container runs on the host (runMetacontrollerOnHost):
+		// no Pod, which the simulated node would play as Running.
+		metacontroller.set = []string{"replicas=0"}
+	}
+	return helm.install(ctx, "metacontroller", o.MetacontrollerChart, MetacontrollerNamespace, metacontroller)
 }
 
 // concreteAddress turns an empty address or port 0 into a free loopback port: the API server
@@ -679,8 +689,8 @@ func (s *Stack) anyCompositeController(ctx context.Context) error {
 
 // waitForControllers waits until Metacontroller has started every CompositeController the chart
 // installed, which it announces with an Event each: until then an application would wait for
-// Metacontroller's next discovery.
-func (s *Stack) waitForControllers(ctx context.Context, client kubernetes.Interface) error {
+// Metacontroller's next discovery. Events last seen before since are of an earlier install.
+func (s *Stack) waitForControllers(ctx context.Context, client kubernetes.Interface, since time.Time) error {
 	dyn, err := dynamic.NewForConfig(s.Admin)
 	if err != nil {
 		return err
@@ -696,7 +706,10 @@ func (s *Stack) waitForControllers(ctx context.Context, client kubernetes.Interf
 		}
 		started := map[string]bool{}
 		for _, e := range events.Items {
-			started[e.InvolvedObject.Name] = true
+			// Event times have a second's precision.
+			if !e.LastTimestamp.Time.Before(since.Truncate(time.Second)) {
+				started[e.InvolvedObject.Name] = true
+			}
 		}
 		for _, cc := range list.Items {
 			if !started[cc.GetName()] {
