@@ -30,6 +30,21 @@ const (
 	WorkloadResource       = "workloads"
 )
 
+// PrebuiltWorkloadKey names the Workload another controller made for a job, which the job's
+// own controller uses instead of making one: MultiKueue sets it on the copy it creates on a
+// worker cluster. Kueue v0.18 and later write it as an annotation (gate
+// WorkloadIdentifierAnnotations, on by default), earlier releases as a label of the same key.
+const PrebuiltWorkloadKey = "kueue.x-k8s.io/prebuilt-workload-name"
+
+// PrebuiltWorkloadName is the prebuilt Workload an object names, "" when none: the annotation,
+// else the label, the order Kueue reads them in.
+func PrebuiltWorkloadName(meta metav1.ObjectMeta) string {
+	if name := meta.Annotations[PrebuiltWorkloadKey]; name != "" {
+		return name
+	}
+	return meta.Labels[PrebuiltWorkloadKey]
+}
+
 // Workload condition types (Kueue's WorkloadQuotaReserved, WorkloadAdmitted, …).
 const (
 	CondQuotaReserved = "QuotaReserved"

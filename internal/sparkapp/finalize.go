@@ -1,6 +1,8 @@
 package sparkapp
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
@@ -13,7 +15,7 @@ import (
 // once none is observed any more.
 func Finalize(req *metacontroller.SyncRequest) (*metacontroller.SyncResponse, error) {
 	if req != nil {
-		if resp, _, handled, err := leaveToManager(req, true); handled {
+		if resp, _, handled, err := leaveToManager(req, true, time.Time{}, Config{}); handled {
 			return resp, err
 		}
 	}
@@ -59,8 +61,21 @@ func CustomizeTranslated(req *metacontroller.CustomizeRequest, app *v1beta2.Spar
 		Resource:      "pods",
 		LabelSelector: &metav1.LabelSelector{MatchLabels: children.ExecutorSelector(app)},
 	}}
-	if app.Labels[kueue.QueueNameLabel] != "" && metacontroller.DeclaresChild(req.Controller, kueue.APIVersion, kueue.WorkloadResource) {
+	prebuilt := kueue.PrebuiltWorkloadName(app.ObjectMeta)
+	if (app.Labels[kueue.QueueNameLabel] != "" || prebuilt != "") && metacontroller.DeclaresChild(req.Controller, kueue.APIVersion, kueue.WorkloadResource) {
 		rules = append(rules, kueue.RelatedRules()...)
+		switch {
+		case app.Spec.ManagedBy != nil && *app.Spec.ManagedBy == v1beta2.ManagedByMultiKueue:
+			// The application itself: MultiKueue's copy of the worker's status is a status-only
+			// change, which the registration's ignoreStatusChanges keeps from bringing a sync,
+			// and the sync that sees the final status releases the Workload (dispatchedWorkload).
+			rules = append(rules, metacontroller.RelatedResourceRule{APIVersion: v1beta2.GroupVersion.String(),
+				Resource: "sparkapplications", Namespace: app.Namespace, Names: []string{app.Name}})
+		case prebuilt != "":
+			// The Workload MultiKueue made, which is not our child (see queue.prebuilt).
+			rules = append(rules, metacontroller.RelatedResourceRule{APIVersion: kueue.APIVersion,
+				Resource: kueue.WorkloadResource, Namespace: app.Namespace, Names: []string{prebuilt}})
+		}
 	}
 	rules = append(rules, namespaceRule(app))
 	rules = append(rules, admissionRules(app.Namespace, rules)...)

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
+	"github.com/sparkhooks/sparkhooks/internal/kueue"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
@@ -45,12 +46,14 @@ func checkInvariant(t testing.TB, body []byte, resp *metacontroller.SyncResponse
 	}
 	require.NoError(t, json.Unmarshal(out, &answer))
 	kept := map[string]string{}
+	answeredWorkload := false
 	for i, c := range answer.Children {
 		md, _ := c["metadata"].(map[string]any)
 		name, _ := md["name"].(string)
 		if c == nil || c["kind"] == nil || c["apiVersion"] == nil || name == "" {
 			t.Fatalf("desired child %d is not an object with kind, apiVersion and name: %v", i, c)
 		}
+		answeredWorkload = answeredWorkload || c["kind"] == "Workload"
 		if c["kind"] == "Pod" {
 			labels, _ := md["labels"].(map[string]any)
 			sub, _ := labels["sparkoperator.k8s.io/submission-id"].(string)
@@ -78,7 +81,7 @@ func checkInvariant(t testing.TB, body []byte, resp *metacontroller.SyncResponse
 	}
 	checkLeftToManager(t, body, out)
 	children := observedChildren(t, body)
-	checkNoDriverWithoutAdmission(t, body, children, kept)
+	checkNoDriverWithoutAdmission(t, body, children, kept, answeredWorkload)
 	status := req.Parent.Status
 	for name, raw := range children["Pod.v1"] {
 		var pod struct {
@@ -120,6 +123,9 @@ func checkLeftToManager(t testing.TB, body, answer []byte) {
 	t.Helper()
 	var req struct {
 		Parent struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
 			Spec struct {
 				ManagedBy any `json:"managedBy"`
 			} `json:"spec"`
@@ -136,14 +142,54 @@ func checkLeftToManager(t testing.TB, body, answer []byte) {
 		Children []any           `json:"children"`
 	}
 	require.NoError(t, json.Unmarshal(answer, &resp))
-	if len(resp.Children) > 0 {
-		t.Fatalf("an application managed by %q was given %d children", by, len(resp.Children))
+	for _, c := range resp.Children {
+		if !dispatchable(t, body, by) || len(resp.Children) > 1 {
+			t.Fatalf("an application managed by %q was given %d children", by, len(resp.Children))
+		}
+		var wl struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(coretest.MustJSON(t, c), &wl))
+		if wl.Kind != "Workload" || wl.Metadata.Name != "sparkapplication-"+req.Parent.Metadata.Name {
+			t.Fatalf("an application MultiKueue dispatches was given the child %s %s, not its Workload", wl.Kind, wl.Metadata.Name)
+		}
 	}
 	want := req.Parent.Status
 	if len(want) == 0 || string(want) == "null" {
 		want = coretest.MustJSON(t, &v1beta2.SparkApplicationStatus{})
 	}
 	require.JSONEq(t, string(want), string(resp.Status), "the status of an application managed by %q was changed", by)
+}
+
+// dispatchable tells whether an application managed by by may have a child: the Workload
+// MultiKueue dispatches, for an application with a queue-name label where Kueue is enabled.
+func dispatchable(t testing.TB, body []byte, by string) bool {
+	t.Helper()
+	var req struct {
+		Parent struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		} `json:"parent"`
+		Children map[string]json.RawMessage `json:"children"`
+	}
+	require.NoError(t, json.Unmarshal(body, &req))
+	_, enabled := req.Children["Workload.kueue.x-k8s.io/v1beta2"]
+	return by == v1beta2.ManagedByMultiKueue && enabled && req.Parent.Metadata.Labels["kueue.x-k8s.io/queue-name"] != ""
+}
+
+// observedRelated are the request's related objects filed by name, as observedChildren.
+func observedRelated(t testing.TB, body []byte) metacontroller.ChildMap {
+	t.Helper()
+	var req metacontroller.SyncRequest
+	require.NoError(t, json.Unmarshal(body, &req))
+	var parent metav1.PartialObjectMetadata
+	require.NoError(t, json.Unmarshal(req.Parent, &parent))
+	require.NoError(t, req.TidyObserved(parent.Namespace), "a request the hook answered 200")
+	return req.Related
 }
 
 // observedChildren are the request's children filed by name, whichever hook version's request
@@ -161,19 +207,32 @@ func observedChildren(t testing.TB, body []byte) metacontroller.ChildMap {
 // checkNoDriverWithoutAdmission is the queue's half of the invariant: an answer that creates a
 // driver Pod (one the request does not show) for a queued application has an admitted Workload
 // behind it: Admitted true, not evicted, finished or being deleted, with an admission.
-func checkNoDriverWithoutAdmission(t testing.TB, body []byte, children metacontroller.ChildMap, kept map[string]string) {
+func checkNoDriverWithoutAdmission(t testing.TB, body []byte, children metacontroller.ChildMap, kept map[string]string, answeredWorkload bool) {
 	t.Helper()
 	var req struct {
 		Parent struct {
 			Metadata struct {
-				Name   string            `json:"name"`
-				Labels map[string]string `json:"labels"`
+				Name        string            `json:"name"`
+				Labels      map[string]string `json:"labels"`
+				Annotations map[string]string `json:"annotations"`
 			} `json:"metadata"`
 		} `json:"parent"`
 	}
 	require.NoError(t, json.Unmarshal(body, &req))
 	workloads, enabled := children["Workload.kueue.x-k8s.io/v1beta2"]
-	if !enabled || req.Parent.Metadata.Labels["kueue.x-k8s.io/queue-name"] == "" {
+	wlName := "sparkapplication-" + req.Parent.Metadata.Name
+	prebuilt := req.Parent.Metadata.Annotations[kueue.PrebuiltWorkloadKey]
+	if prebuilt == "" {
+		prebuilt = req.Parent.Metadata.Labels[kueue.PrebuiltWorkloadKey]
+	}
+	if enabled && prebuilt != "" {
+		// The Workload another controller made is a related object, never a child.
+		if answeredWorkload {
+			t.Fatalf("a Workload child answered for an application that names the prebuilt Workload %s", prebuilt)
+		}
+		wlName, workloads = prebuilt, observedRelated(t, body)["Workload.kueue.x-k8s.io/v1beta2"]
+	}
+	if !enabled || (req.Parent.Metadata.Labels["kueue.x-k8s.io/queue-name"] == "" && prebuilt == "") {
 		return
 	}
 	for name := range kept {
@@ -189,7 +248,7 @@ func checkNoDriverWithoutAdmission(t testing.TB, body []byte, children metacontr
 				Admission  map[string]any     `json:"admission"`
 			} `json:"status"`
 		}
-		raw := workloads["sparkapplication-"+req.Parent.Metadata.Name]
+		raw := workloads[wlName]
 		if raw == nil || json.Unmarshal(raw, &wl) != nil || wl.Metadata.DeletionTimestamp != nil || wl.Status.Admission == nil {
 			t.Fatalf("driver Pod %s created without an admitted Workload", name)
 		}
@@ -400,7 +459,41 @@ func mutations(req map[string]any) []mutation {
 		})
 		add(wl+"/misfiled", func(r map[string]any) { obj(wlOf(r), "metadata")["name"] = wl + "-x" })
 	}
+	for _, wl := range sortedKeys(obj(obj(req, "children"), wlKey)) {
+		// The same Workload as MultiKueue's copy on a worker: named by the parent, related, no child.
+		prebuilt := func(r map[string]any) {
+			wls := obj(obj(r, "children"), wlKey)
+			obj(obj(r, "related"), wlKey)[wl] = wls[wl]
+			delete(wls, wl)
+			obj(meta(r), "annotations")[kueue.PrebuiltWorkloadKey] = wl
+		}
+		add(wl+"/prebuilt", prebuilt)
+		add(wl+"/prebuilt-label", func(r map[string]any) {
+			prebuilt(r)
+			delete(obj(meta(r), "annotations"), kueue.PrebuiltWorkloadKey)
+			obj(meta(r), "labels")[kueue.PrebuiltWorkloadKey] = wl
+		})
+		add(wl+"/prebuilt-and-child", func(r map[string]any) {
+			obj(obj(r, "related"), wlKey)[wl] = obj(obj(r, "children"), wlKey)[wl]
+			obj(meta(r), "annotations")[kueue.PrebuiltWorkloadKey] = wl
+		})
+		add(wl+"/prebuilt-evicted", func(r map[string]any) {
+			prebuilt(r)
+			st := obj(obj(obj(obj(r, "related"), wlKey), wl), "status")
+			conds, _ := st["conditions"].([]any)
+			st["conditions"] = append(conds, map[string]any{"type": "Evicted", "status": "True", "reason": "Preempted",
+				"message": "mutated", "lastTransitionTime": "2026-03-08T06:00:00Z"})
+		})
+		// On the manager: dispatched by MultiKueue, with the worker's final status copied.
+		for _, st := range []string{"COMPLETED", "FAILED", "RUNNING"} {
+			add(wl+"/multikueue-mirrored-"+st, func(r map[string]any) {
+				spec(r)["managedBy"] = v1beta2.ManagedByMultiKueue
+				obj(status(r), "applicationState")["state"] = st
+			})
+		}
+	}
 	if _, ok := obj(req, "children")[wlKey]; ok {
+		add("prebuilt-missing", func(r map[string]any) { obj(meta(r), "annotations")[kueue.PrebuiltWorkloadKey] = "ghost" })
 		add("kueue-disabled", func(r map[string]any) { delete(obj(r, "children"), wlKey) })
 		add("flavors-gone", func(r map[string]any) { delete(obj(r, "related"), "ResourceFlavor.kueue.x-k8s.io/v1beta2") })
 		add("priority-classes-gone", func(r map[string]any) { delete(obj(r, "related"), "PriorityClass.scheduling.k8s.io/v1") })

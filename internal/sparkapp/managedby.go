@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -48,12 +49,13 @@ func namesManager(parent []byte) bool {
 }
 
 // leaveToManager answers the sync of an application another controller runs (spec.managedBy):
-// no children, and the observed status unchanged (the empty one while there is none). Metacontroller writes the answered status
-// over the stored one with only observedGeneration added, so an omitted status would erase what
-// the manager (MultiKueue's copy from the worker) wrote; echoing it writes nothing. A finalizing
-// request is answered the same way, finalized once no child is observed: the deletion ends
-// whatever runs. handled is false for an application sparkhooks runs.
-func leaveToManager(req *metacontroller.SyncRequest, finalizing bool) (resp *metacontroller.SyncResponse, o hook.Outcome, handled bool, err error) {
+// no children but, for one MultiKueue dispatches, its Workload (see dispatchedWorkload), and the
+// observed status unchanged (the empty one while there is none). Metacontroller writes the
+// answered status over the stored one with only observedGeneration added, so an omitted status
+// would erase what the manager (MultiKueue's copy from the worker) wrote; echoing it writes
+// nothing. A finalizing request is answered the same way, finalized once no child is observed:
+// the deletion ends whatever runs. handled is false for an application sparkhooks runs.
+func leaveToManager(req *metacontroller.SyncRequest, finalizing bool, now time.Time, cfg Config) (resp *metacontroller.SyncResponse, o hook.Outcome, handled bool, err error) {
 	if !namesManager(req.Parent) {
 		return nil, hook.Outcome{}, false, nil
 	}
@@ -105,8 +107,26 @@ func leaveToManager(req *metacontroller.SyncRequest, finalizing bool) (resp *met
 	// An application whose value the validation refuses is counted as one, though left alone:
 	// its manager, if any, may be running it.
 	valid := by == v1beta2.ManagedByMultiKueue
-	story := event.Story{Regarding: event.Regarding(v.TypeMeta, &v.Metadata), Events: managedElsewhereEvents(by, v.Status)}
-	return &metacontroller.SyncResponse{Status: status, Children: []any{}}, hook.Outcome{
+	resp = &metacontroller.SyncResponse{Status: status, Children: []any{}}
+	events := managedElsewhereEvents(by, v.Status)
+	if valid {
+		wl, err := dispatchedWorkload(req, now, cfg)
+		if err != nil {
+			return nil, hook.Outcome{}, true, err
+		}
+		if wl.child != nil {
+			resp.Children = append(resp.Children, metacontroller.Wire(wl.child))
+		}
+		if wl.resync {
+			resp.ResyncAfterSeconds = promptResync.Seconds()
+		}
+		if wl.problem != "" {
+			events = append(events, event.New(event.Warning, EventAdmissionPending, actionQueue,
+				"no Workload for MultiKueue to dispatch: "+wl.problem))
+		}
+	}
+	story := event.Story{Regarding: event.Regarding(v.TypeMeta, &v.Metadata), Events: events}
+	return resp, hook.Outcome{
 		Kind:             v1beta2.KindSparkApplication,
 		ValidationFailed: !valid,
 		Story:            func() (event.Story, error) { return story, nil },
@@ -123,10 +143,74 @@ func managedElsewhereEvents(by string, status json.RawMessage) []event.Event {
 	if len(status) > 0 && json.Unmarshal(status, &seen) == nil && seen.ObservedGeneration != 0 {
 		return nil
 	}
-	who := fmt.Sprintf("the controller %q", by)
+	who, what := fmt.Sprintf("the controller %q", by), "creates nothing for it"
 	if by == v1beta2.ManagedByMultiKueue {
 		who = "Kueue's MultiKueue, which runs it on a worker cluster and copies its status here,"
+		what = "creates no Pod for it (only the Kueue Workload MultiKueue dispatches, when it is queued)"
 	}
 	return []event.Event{event.New(event.Normal, EventManagedElsewhere, actionSubmit,
-		fmt.Sprintf("spec.managedBy is %q: %s manages this application; sparkhooks creates nothing for it and leaves its status alone", by, who))}
+		fmt.Sprintf("spec.managedBy is %q: %s manages this application; sparkhooks %s and leaves its status alone", by, who, what))}
+}
+
+// managerWorkload is the Workload answer for an application MultiKueue dispatches.
+type managerWorkload struct {
+	child   any    // the Workload to keep or create; nil to have none
+	resync  bool   // a spent Workload was left out: the next sync queues a fresh one
+	problem string // why none can be built, for an Event
+}
+
+// dispatchedWorkload decides the one child of a queued application MultiKueue dispatches, on
+// the manager cluster: the Workload, built as for an application sparkhooks runs. Kueue's
+// MultiKueue admission check finds the application through the Workload's owner, copies the
+// application (spec.managedBy removed, the Workload's name in kueue.x-k8s.io/prebuilt-workload-name)
+// and the Workload to the worker it picks, and copies the worker's status back. The Workload
+// is released, which frees the quota on both clusters (MultiKueue deletes the worker's copy
+// with it), once the copied status is final for the current spec; a spent one (evicted here or
+// on the worker, or deleted) is replaced, as for an application sparkhooks runs. No Workload
+// without the queue-name label, or where the operator does not enable Kueue.
+func dispatchedWorkload(req *metacontroller.SyncRequest, now time.Time, cfg Config) (managerWorkload, error) {
+	if _, enabled := req.Children[keyWorkload]; !enabled {
+		return managerWorkload{}, nil
+	}
+	in, err := decodeRequest(req)
+	if err != nil {
+		return managerWorkload{}, err
+	}
+	if in.queue == nil || in.queue.prebuilt {
+		return managerWorkload{}, nil
+	}
+	hold, err := cfg.Namespaces.notSelected(in)
+	if err != nil {
+		return managerWorkload{}, err
+	}
+	d := newDecider(in, now, cfg)
+	q := d.queue
+	switch obs := q.observed; {
+	case d.invalid != "":
+		return managerWorkload{problem: "the spec is invalid: " + d.invalid}, nil
+	case d.mirroredFinal():
+		return managerWorkload{}, nil
+	case obs == nil && hold != "":
+		return managerWorkload{problem: hold}, nil
+	case obs == nil:
+		wl, _, msg := d.buildWorkload()
+		if wl == nil {
+			return managerWorkload{problem: msg}, nil
+		}
+		return managerWorkload{child: wl}, nil
+	case obs.Spent() || !obs.Reusable(q.name, d.hash):
+		return managerWorkload{resync: true}, nil
+	default:
+		return managerWorkload{child: obs.Answered(q.raw)}, nil
+	}
+}
+
+// mirroredFinal is true when the status MultiKueue copied from the worker is final for the
+// current spec: the worker's sparkhooks hashes the same spec (managedBy is no part of the hash)
+// into submittedSpecHash. A spec edited since runs again, under a new Workload. A final status
+// without a hash comes from a worker whose operator writes none (Kubeflow's), and is final.
+func (d *decider) mirroredFinal() bool {
+	st := d.status.AppState.State
+	return (st == v1beta2.ApplicationStateCompleted || st == v1beta2.ApplicationStateFailed) &&
+		(d.status.SubmittedSpecHash == d.hash || d.status.SubmittedSpecHash == "")
 }

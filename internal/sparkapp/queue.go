@@ -35,23 +35,33 @@ type queue struct {
 	workload string          // the Workload's name
 	observed *kueue.Observed // nil when the request shows no Workload of that name
 	raw      json.RawMessage
+	// prebuilt is true for a Workload another controller made for the application and named in
+	// kueue.x-k8s.io/prebuilt-workload-name: on a MultiKueue worker, the copy of the manager's.
+	// It is read as a related object, never answered as a child: not ours to create, keep or
+	// delete.
+	prebuilt bool
 	// placeErr is why an admitted Workload's placement cannot be applied yet.
 	placeErr error
 }
 
 // newQueue reads the queue of an application: nil when it is not queued, because the operator
 // does not enable Kueue (the registration declares no Workload child) or the application has
-// no queue-name label.
+// neither a queue-name label nor a prebuilt Workload.
 func newQueue(in *input) (*queue, error) {
 	if _, enabled := in.children[keyWorkload]; !enabled {
 		return nil, nil
 	}
 	name := in.app.Labels[kueue.QueueNameLabel]
-	if name == "" {
+	prebuilt := kueue.PrebuiltWorkloadName(in.app.ObjectMeta)
+	if name == "" && prebuilt == "" {
 		return nil, nil
 	}
 	q := &queue{name: name, workload: kueue.WorkloadName("sparkapplication", in.app.Name)}
-	if raw, ok := in.children[keyWorkload][q.workload]; ok {
+	observed := in.children[keyWorkload]
+	if prebuilt != "" {
+		q.workload, q.prebuilt, observed = prebuilt, true, in.related[keyWorkload]
+	}
+	if raw, ok := observed[q.workload]; ok {
 		obs, err := kueue.Observe(raw)
 		if err != nil {
 			return nil, metacontroller.RequestErrorf("%w", err)
@@ -82,7 +92,15 @@ func (d *decider) queueAdmits() bool {
 		return true
 	}
 	obs := q.observed
+	// keep answers the observed Workload; a prebuilt one is no child of ours.
+	keep := func() {
+		if !q.prebuilt {
+			d.workload = obs.Answered(q.raw)
+		}
+	}
 	switch {
+	case obs == nil && q.prebuilt:
+		d.parkQueued("WorkloadNotFound", fmt.Sprintf("waiting for Workload %s, named in %s, which the controller that made this application (MultiKueue) creates", q.workload, kueue.PrebuiltWorkloadKey))
 	case obs == nil:
 		wl, reason, msg := d.buildWorkload()
 		if wl == nil && reason == reasonBuildFailed {
@@ -95,22 +113,25 @@ func (d *decider) queueAdmits() bool {
 		}
 		d.workload = wl
 		d.parkQueued("Pending", fmt.Sprintf("Workload %s created in LocalQueue %s; waiting for Kueue", q.workload, q.name))
+	case obs.Spent() && q.prebuilt:
+		reason, msg := obs.Message()
+		d.parkQueued(conditionReason(reason), fmt.Sprintf("Workload %s is spent (%s); the controller that made it (MultiKueue) replaces it or removes this application", q.workload, msg))
 	case obs.Spent():
 		reason, msg := obs.Message()
 		d.parkQueued(conditionReason(reason), fmt.Sprintf("Workload %s is spent (%s); it is deleted to free its quota and a new one is queued", q.workload, msg))
 		d.wakeAt(d.now.Add(promptResync))
-	case !obs.Reusable(q.name, d.hash):
+	case !q.prebuilt && !obs.Reusable(q.name, d.hash):
 		d.parkQueued("Requeueing", fmt.Sprintf("Workload %s was queued for another spec or LocalQueue (%s); a new one replaces it", q.workload, obs.QueueName))
 		d.wakeAt(d.now.Add(promptResync))
 	case !obs.Admitted():
-		d.workload = q.observed.Answered(q.raw)
+		keep()
 		reason, msg := obs.Message()
 		d.parkQueued(conditionReason(reason), msg)
 	case q.placeErr != nil:
-		d.workload = q.observed.Answered(q.raw)
+		keep()
 		d.parkQueued("PlacementUnknown", q.placeErr.Error())
 	default:
-		d.workload = q.observed.Answered(q.raw)
+		keep()
 		d.setCondition(condQueued, metav1.ConditionFalse, reasonAdmitted,
 			fmt.Sprintf("Workload %s admitted by Kueue", q.workload), d.now)
 		return true
@@ -182,7 +203,7 @@ func (d *decider) evicted() {
 // status may not have reached the next sync's input yet; see releaseChildren). Anywhere else a
 // Workload is left out, which deletes it and frees its quota at once.
 func (d *decider) queueChildren() {
-	if d.workload == nil && d.queue != nil && d.queue.observed != nil && activeStates[d.decision.From] && !d.queue.observed.Deleting {
+	if d.workload == nil && d.queue != nil && !d.queue.prebuilt && d.queue.observed != nil && activeStates[d.decision.From] && !d.queue.observed.Deleting {
 		d.workload = d.queue.observed.Answered(d.queue.raw)
 		if !activeStates[d.status.AppState.State] {
 			// This sync ends the attempt: the next releases the Workload, and frees its quota

@@ -54,7 +54,7 @@ func Hooks(cfg Config) hook.Kind {
 // Finalize.
 func Sync(req *metacontroller.SyncRequest, now time.Time, cfg Config) (*metacontroller.SyncResponse, hook.Outcome, error) {
 	if req != nil {
-		if resp, o, handled, err := leaveToManager(req, req.Finalizing); handled {
+		if resp, o, handled, err := leaveToManager(req, req.Finalizing, now, cfg); handled {
 			return resp, o, err
 		}
 	}

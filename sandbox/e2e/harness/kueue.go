@@ -29,18 +29,26 @@ const KueueVersion = "v0.19.2"
 // its path, which make e2e exports here.
 const KueueBinaryEnv = "SPARKHOOKS_KUEUE_BINARY"
 
-// InstallKueueCRDs installs every CRD of Kueue KueueVersion in the cluster of kubeconfig and
-// waits until they are established.
-func InstallKueueCRDs(kubeconfig string) error {
+// KueueCRDDir is the directory of Kueue KueueVersion's CRDs, one file each, in the module cache.
+func KueueCRDDir() (string, error) {
 	out, err := exec.Command("go", "mod", "download", "-json", "sigs.k8s.io/kueue@"+KueueVersion).Output()
 	if err != nil {
-		return fmt.Errorf("go mod download sigs.k8s.io/kueue@%s: %w", KueueVersion, err)
+		return "", fmt.Errorf("go mod download sigs.k8s.io/kueue@%s: %w", KueueVersion, err)
 	}
 	var mod struct{ Dir string }
 	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return fmt.Errorf("go mod download sigs.k8s.io/kueue@%s: no module directory in %s", KueueVersion, out)
+		return "", fmt.Errorf("go mod download sigs.k8s.io/kueue@%s: no module directory in %s", KueueVersion, out)
 	}
-	bases := filepath.Join(mod.Dir, "config", "components", "crd", "bases")
+	return filepath.Join(mod.Dir, "config", "components", "crd", "bases"), nil
+}
+
+// InstallKueueCRDs installs every CRD of Kueue KueueVersion in the cluster of kubeconfig and
+// waits until they are established.
+func InstallKueueCRDs(kubeconfig string) error {
+	bases, err := KueueCRDDir()
+	if err != nil {
+		return err
+	}
 	ctx := context.Background()
 	// All of them: Kueue's controller indexes every kind it serves.
 	for _, kind := range []string{"workloads", "resourceflavors", "clusterqueues", "localqueues", "admissionchecks", "cohorts",
@@ -71,6 +79,20 @@ func InstallKueueCRDs(kubeconfig string) error {
 // /etc/kueue/metrics/certs: a tmpfs over /etc in a mount namespace of its own holds them (root,
 // as make e2e runs).
 func StartKueue(t *testing.T, kubeconfig, logDir string) {
+	t.Helper()
+	StartKueueWith(t, kubeconfig, logDir, KueueOptions{})
+}
+
+// KueueOptions add to what StartKueue runs Kueue with.
+type KueueOptions struct {
+	// Config is YAML appended to the controller's Configuration (a multiKueue section, say).
+	Config string
+	// FeatureGates are added to --feature-gates, as Gate=true,Other=false.
+	FeatureGates string
+}
+
+// StartKueueWith is StartKueue with more configuration.
+func StartKueueWith(t *testing.T, kubeconfig, logDir string, o KueueOptions) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("the real Kueue controller needs root here (a mount namespace for its fixed certificate path); make e2e runs as root")
@@ -104,7 +126,7 @@ internalCertManagement:
   enable: false
 integrations:
   frameworks: ["batch/job"]
-`, FreePort(t), certs)), 0o644); err != nil {
+%s`, FreePort(t), certs, o.Config)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -114,8 +136,12 @@ integrations:
 		t.Fatal(err)
 	}
 	script := `mount -t tmpfs tmpfs /etc && mkdir -p /etc/kueue/metrics/certs && cp "$1"/tls.crt "$1"/tls.key /etc/kueue/metrics/certs/ && shift && exec "$@"`
+	gates := "VisibilityOnDemand=false"
+	if o.FeatureGates != "" {
+		gates += "," + o.FeatureGates
+	}
 	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "sh", "-c", script, "kueue", certs,
-		bin, "--config", config, "--kubeconfig", kubeconfig, "--feature-gates=VisibilityOnDemand=false")
+		bin, "--config", config, "--kubeconfig", kubeconfig, "--feature-gates="+gates)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
