@@ -188,7 +188,7 @@ func TestStandInDrivesHookLikeMetacontroller(t *testing.T) {
 	t.Run("InPlace children are updated by three-way merge", func(t *testing.T) {
 		hook.set(func(h *tinyHook) { h.serviceVersion = "v2" })
 		// Any change of the parent brings a sync; a label edit leaves the generation alone.
-		_, err := w.kubectl("label", "sparkapplication", "tiny", "touch=1")
+		_, err := w.kubectl("label", "sparkapplications.sparkoperator.k8s.io", "tiny", "touch=1")
 		require.NoError(t, err)
 		require.NoError(t, wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true,
 			func(ctx context.Context) (bool, error) {
@@ -198,7 +198,7 @@ func TestStandInDrivesHookLikeMetacontroller(t *testing.T) {
 	})
 
 	t.Run("deletion goes through the finalize hook", func(t *testing.T) {
-		_, err := w.kubectl("delete", "sparkapplication", "tiny", "--wait=true", "--timeout=45s")
+		_, err := w.kubectl("delete", "sparkapplications.sparkoperator.k8s.io", "tiny", "--wait=true", "--timeout=45s")
 		require.NoError(t, err)
 		_, err = w.app("tiny")
 		assert.True(t, apierrors.IsNotFound(err), "the finalizer is gone once the hook says finalized")
@@ -273,7 +273,7 @@ func TestStandInLeavesChildrenAloneWhenHookFails(t *testing.T) {
 		h.failWith = http.StatusInternalServerError
 		h.status = map[string]any{"applicationState": map[string]any{"state": "FAILED"}, "driverInfo": map[string]any{}}
 	})
-	_, err = w.kubectl("label", "sparkapplication", "tiny", "touch=1")
+	_, err = w.kubectl("label", "sparkapplications.sparkoperator.k8s.io", "tiny", "touch=1")
 	require.NoError(t, err)
 	ctl := w.controllers["sparkhooks-sparkapplication"]
 	require.NoError(t, wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true,

@@ -158,7 +158,7 @@ spec:
 		kind, name string
 		routes     map[string]schema.GroupVersionResource
 	}{
-		{"sparkapplication", app, map[string]schema.GroupVersionResource{app + "-ui-route": httpRoutes, app + "-grpc-15002": grpcRoutes}},
+		{"sparkapplications.sparkoperator.k8s.io", app, map[string]schema.GroupVersionResource{app + "-ui-route": httpRoutes, app + "-grpc-15002": grpcRoutes}},
 		{"sparkconnect", connect, map[string]schema.GroupVersionResource{connect + "-grpc-route": grpcRoutes, connect + "-ui-route": httpRoutes}},
 	} {
 		out, err := w.kubectl("delete", del.kind, del.name, "--wait=true", "--timeout="+waitTimeout.String())

@@ -42,9 +42,9 @@ func TestManagedByMultiKueueIsLeftAlone(t *testing.T) {
 	// What MultiKueue's generic adapter does: the worker copy's whole status, patched over this
 	// one. The worker's observedGeneration differs, so the next sync shows as a write of ours.
 	mirrored := `{"status":{"applicationState":{"state":"RUNNING"},"sparkApplicationId":"spark-0123456789abcdef0123456789abcdef","executionAttempts":1,"submissionAttempts":1,"driverInfo":{"podName":"dispatched-driver"},"observedGeneration":5}}`
-	out, err = w.kubectl("patch", "sparkapplication", "dispatched", "--subresource=status", "--type=merge", "-p", mirrored)
+	out, err = w.kubectl("patch", "sparkapplications.sparkoperator.k8s.io", "dispatched", "--subresource=status", "--type=merge", "-p", mirrored)
 	require.NoError(t, err, out)
-	out, err = w.kubectl("label", "sparkapplication", "dispatched", "e2e-sync=1")
+	out, err = w.kubectl("label", "sparkapplications.sparkoperator.k8s.io", "dispatched", "e2e-sync=1")
 	require.NoError(t, err, "a metadata change, which Metacontroller syncs on: %s", out)
 	w.check(t, w.waitApp("dispatched", "the mirrored status, observedGeneration restamped to 1", observedGeneration(1)))
 	app, err = w.app("dispatched")
@@ -100,19 +100,19 @@ func TestManagedByMultiKueueIsLeftAlone(t *testing.T) {
 			want string
 		}{
 			{"another manager", []string{"create", "--dry-run=server", "-f", other}, `spec.managedBy`},
-			{"handed to MultiKueue", []string{"patch", "sparkapplication", "ours", "--type=merge", "-p", `{"spec":{"managedBy":"kueue.x-k8s.io/multikueue"}}`}, "spec.managedBy is immutable"},
-			{"taken back from MultiKueue", []string{"patch", "sparkapplication", "dispatched", "--type=merge", "-p", `{"spec":{"managedBy":null}}`}, "spec.managedBy is immutable"},
-			{"taken back explicitly", []string{"patch", "sparkapplication", "dispatched", "--type=merge", "-p", `{"spec":{"managedBy":"sparkoperator.k8s.io/spark-operator"}}`}, "spec.managedBy is immutable"},
+			{"handed to MultiKueue", []string{"patch", "sparkapplications.sparkoperator.k8s.io", "ours", "--type=merge", "-p", `{"spec":{"managedBy":"kueue.x-k8s.io/multikueue"}}`}, "spec.managedBy is immutable"},
+			{"taken back from MultiKueue", []string{"patch", "sparkapplications.sparkoperator.k8s.io", "dispatched", "--type=merge", "-p", `{"spec":{"managedBy":null}}`}, "spec.managedBy is immutable"},
+			{"taken back explicitly", []string{"patch", "sparkapplications.sparkoperator.k8s.io", "dispatched", "--type=merge", "-p", `{"spec":{"managedBy":"sparkoperator.k8s.io/spark-operator"}}`}, "spec.managedBy is immutable"},
 		} {
 			out, err := w.kubectl(tt.args...)
 			require.Error(t, err, "%s: %s", tt.name, out)
 			assert.Contains(t, out, tt.want, tt.name)
 		}
-		out, err = w.kubectl("patch", "sparkapplication", "ours", "--type=merge", "-p", `{"spec":{"managedBy":"sparkoperator.k8s.io/spark-operator"}}`)
+		out, err = w.kubectl("patch", "sparkapplications.sparkoperator.k8s.io", "ours", "--type=merge", "-p", `{"spec":{"managedBy":"sparkoperator.k8s.io/spark-operator"}}`)
 		require.NoError(t, err, "writing the default out is no change of manager: %s", out)
 	})
 
-	out, err = w.kubectl("delete", "sparkapplication", "dispatched", "--wait=true", "--timeout=45s")
+	out, err = w.kubectl("delete", "sparkapplications.sparkoperator.k8s.io", "dispatched", "--wait=true", "--timeout=45s")
 	require.NoError(t, err, "the finalize hook lets it go: %s%s", out, w.events("dispatched"))
 }
 

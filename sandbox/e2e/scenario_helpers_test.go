@@ -229,7 +229,7 @@ func (w *world) checkStatusSettled(t *testing.T, name string) {
 	}
 	writesBefore := w.writes.statusWrites(t, sparkApplications, name)
 	staleBefore := w.staleWriteCount(name)
-	out, err := w.kubectl("annotate", "--overwrite", "sparkapplication", name, "e2e.sparkhooks.io/touched="+time.Now().Format(time.RFC3339Nano))
+	out, err := w.kubectl("annotate", "--overwrite", "sparkapplications.sparkoperator.k8s.io", name, "e2e.sparkhooks.io/touched="+time.Now().Format(time.RFC3339Nano))
 	require.NoError(t, err, out)
 	touched, err := w.app(name)
 	require.NoError(t, err)

@@ -329,7 +329,7 @@ func TestDeleteWhileRunning(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, app.GetFinalizers(), "metacontroller.io/compositecontroller-"+appControllerName)
 
-	out, err = w.kubectl("delete", "sparkapplication", "deleted", "--wait=true", "--timeout="+waitTimeout.String())
+	out, err = w.kubectl("delete", "sparkapplications.sparkoperator.k8s.io", "deleted", "--wait=true", "--timeout="+waitTimeout.String())
 	require.NoError(t, err, "kubectl delete waits for the finalizer: %s\n  %s", out, w.appSummary("deleted"))
 	_, err = w.app("deleted")
 	require.True(t, apierrors.IsNotFound(err), "the SparkApplication is gone: %v", err)
@@ -522,7 +522,7 @@ func TestScheduledRunsRun(t *testing.T) {
 func (w *world) setRunState(t *testing.T, run, state string) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"status":{"applicationState":{"state":%q},"driverInfo":{}}}`, state)
-	out, err := w.kubectl("patch", "sparkapplication", run, "--subresource=status", "--type=merge", "-p", patch)
+	out, err := w.kubectl("patch", "sparkapplications.sparkoperator.k8s.io", run, "--subresource=status", "--type=merge", "-p", patch)
 	require.NoError(t, err, out)
 }
 

@@ -72,15 +72,15 @@ func TestValidatingWebhookRefusesAtApply(t *testing.T) {
 	}
 
 	t.Run("an invalid object stored before the webhook", func(t *testing.T) {
-		out, err := inNamespace("label", "sparkapplication", "stored-invalid", "team=e2e")
+		out, err := inNamespace("label", "sparkapplications.sparkoperator.k8s.io", "stored-invalid", "team=e2e")
 		require.NoError(t, err, "an update that leaves the spec alone: %s", out)
-		out, err = inNamespace("patch", "sparkapplication", "stored-invalid", "--subresource=status", "--type=merge",
+		out, err = inNamespace("patch", "sparkapplications.sparkoperator.k8s.io", "stored-invalid", "--subresource=status", "--type=merge",
 			"-p", `{"status":{"applicationState":{"state":"FAILED","errorMessage":"invalid spec"},"driverInfo":{}}}`)
 		require.NoError(t, err, "the status Metacontroller writes: %s", out)
-		out, err = inNamespace("patch", "sparkapplication", "stored-invalid", "--type=merge", "-p", `{"spec":{"arguments":["10"]}}`)
+		out, err = inNamespace("patch", "sparkapplications.sparkoperator.k8s.io", "stored-invalid", "--type=merge", "-p", `{"spec":{"arguments":["10"]}}`)
 		require.Error(t, err, "an edit that leaves the spec invalid: %s", out)
 		assert.Contains(t, out, `The SparkApplication "stored-invalid" is invalid: spec.executor.memoryLimit`)
-		out, err = inNamespace("delete", "sparkapplication", "stored-invalid", "--wait=false")
+		out, err = inNamespace("delete", "sparkapplications.sparkoperator.k8s.io", "stored-invalid", "--wait=false")
 		require.NoError(t, err, out)
 	})
 }

@@ -253,7 +253,7 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 %s
   export KUBECONFIG=%s
   kubectl apply -f examples/spark-pi.yaml
-  kubectl get sparkapp -w
+  kubectl get sparkapplications.sparkoperator.k8s.io -w
 
 Then: kubectl logs spark-pi-driver. Ctrl-C stops everything.
 `, time.Since(started).Round(100*time.Millisecond), dir, up, abs)

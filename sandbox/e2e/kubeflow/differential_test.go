@@ -168,7 +168,7 @@ func run(t *testing.T, core kubernetes.Interface, dyn dynamic.Interface, c corpu
 	}
 	states, err := r.waitForEnd(appTimeout)
 	if err != nil {
-		out, _ := adminKubectl("get", "sparkapplication", c.app, "--namespace", namespace, "-o", "yaml")
+		out, _ := adminKubectl("get", "sparkapplications.sparkoperator.k8s.io", c.app, "--namespace", namespace, "-o", "yaml")
 		pods, _ := adminKubectl("get", "pods", "--namespace", namespace, "-o", "wide")
 		t.Fatalf("%v\n%s\n%s", err, out, pods)
 	}

@@ -60,10 +60,10 @@ func TestKubeflowSparkPiExample(t *testing.T) {
 	state := ""
 	for deadline := applied.Add(12 * time.Minute); time.Now().Before(deadline) && state != "COMPLETED" && state != "FAILED"; {
 		time.Sleep(2 * time.Second)
-		state, _ = s.kubectl("get", "sparkapp", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
+		state, _ = s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
 	}
 	if state != "COMPLETED" {
-		out, _ := s.kubectl("get", "sparkapp", "spark-pi", "-o", "yaml")
+		out, _ := s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "yaml")
 		t.Fatalf("spark-pi is %q, want COMPLETED:\n%s\n%s", state, out, harness.Tail(s.output.String(), 30))
 	}
 	logs, err := s.kubectl("logs", "spark-pi-driver")

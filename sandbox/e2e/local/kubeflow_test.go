@@ -63,10 +63,10 @@ func TestMakeRunWithKubeflowOperator(t *testing.T) {
 	state := ""
 	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline) && state != "COMPLETED" && state != "FAILED"; {
 		time.Sleep(time.Second)
-		state, _ = s.kubectl("get", "sparkapp", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
+		state, _ = s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
 	}
 	if state != "COMPLETED" {
-		out, _ := s.kubectl("get", "sparkapp", "spark-pi", "-o", "yaml")
+		out, _ := s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "yaml")
 		logs, _ := s.kubectl("logs", "--namespace", "spark-operator", "deployment/spark-operator-controller", "--tail", "40")
 		t.Fatalf("spark-pi is %q, want COMPLETED:\n%s\nthe controller's log:\n%s", state, out, logs)
 	}

@@ -198,10 +198,10 @@ func runSparkPi(t *testing.T, sandbox, controller string, args ...string) {
 	state := ""
 	for time.Now().Before(deadline) && state != "COMPLETED" && state != "FAILED" {
 		time.Sleep(time.Second)
-		state, _ = s.kubectl("get", "sparkapp", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
+		state, _ = s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
 	}
 	if state != "COMPLETED" {
-		out, _ := s.kubectl("get", "sparkapp", "spark-pi", "-o", "yaml")
+		out, _ := s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "yaml")
 		t.Fatalf("spark-pi is %q, want COMPLETED:\n%s", state, out)
 	}
 	logs, err := s.kubectl("logs", "spark-pi-driver")
@@ -236,8 +236,8 @@ func (s *started) checkHistory(t *testing.T, app string) {
 			t.Log(line)
 		}
 	}
-	id, _ := s.kubectl("get", "sparkapp", app, "-o", "jsonpath={.status.sparkApplicationId}")
-	page, _ := s.kubectl("get", "sparkapp", app, "-o", "jsonpath={.status.historyURL}")
+	id, _ := s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", app, "-o", "jsonpath={.status.sparkApplicationId}")
+	page, _ := s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", app, "-o", "jsonpath={.status.historyURL}")
 	if want := "http://sparkhooks-history.sparkhooks.svc:18080/history/" + id + "/jobs/"; id == "" || page != want {
 		t.Errorf("%s: status.historyURL %q, want %q", app, page, want)
 	}
@@ -363,10 +363,10 @@ func runSimulated(t *testing.T, user *unprivileged, sandbox, controller string, 
 	state := ""
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && state != "COMPLETED"; {
 		time.Sleep(500 * time.Millisecond)
-		state, _ = s.kubectl("get", "sparkapp", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
+		state, _ = s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
 	}
 	if state != "COMPLETED" {
-		out, _ := s.kubectl("get", "sparkapp", "spark-pi", "-o", "yaml")
+		out, _ := s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "yaml")
 		t.Fatalf("simulated spark-pi is %q, want COMPLETED:\n%s", state, out)
 	}
 	if out, err := s.kubectl("get", "pod", "spark-pi-driver"); err != nil || !strings.Contains(out, "READY") || !strings.Contains(out, "Completed") {

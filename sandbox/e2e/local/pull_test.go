@@ -71,10 +71,10 @@ func TestImagesArePulledOnDemand(t *testing.T) {
 	if !isSubsequence([]string{"Pending ContainerCreating", "Running", "Succeeded"}, states) {
 		t.Errorf("the driver went %q, want Pending ContainerCreating, Running, Succeeded", states)
 	}
-	state, _ := s.kubectl("get", "sparkapp", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
+	state, _ := s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
 	for deadline := time.Now().Add(time.Minute); state != "COMPLETED" && time.Now().Before(deadline); {
 		time.Sleep(time.Second)
-		state, _ = s.kubectl("get", "sparkapp", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
+		state, _ = s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
 	}
 	logs, err := s.kubectl("logs", "spark-pi-driver")
 	if state != "COMPLETED" || err != nil || !strings.Contains(logs, "Pi is roughly 3.1") {

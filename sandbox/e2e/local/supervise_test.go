@@ -288,10 +288,10 @@ func (s *started) waitForState(t *testing.T, timeout time.Duration, app, want st
 	state := ""
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline) && state != want; {
 		time.Sleep(time.Second)
-		state, _ = s.kubectl("get", "sparkapp", app, "-o", "jsonpath={.status.applicationState.state}")
+		state, _ = s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", app, "-o", "jsonpath={.status.applicationState.state}")
 	}
 	if state != want {
-		out, _ := s.kubectl("get", "sparkapp", app, "-o", "yaml")
+		out, _ := s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", app, "-o", "yaml")
 		t.Fatalf("%s is %q, want %s:\n%s", app, state, want, out)
 	}
 }

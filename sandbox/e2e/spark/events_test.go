@@ -25,14 +25,14 @@ func TestEventsTellTheStory(t *testing.T) {
 
 	t.Run("completed", func(t *testing.T) {
 		n.applyExample("spark-pi-spark4.yaml")
-		n.kubectlWait(t, "sparkapplication/spark-pi-spark4", "condition=Complete", appTimeout+time.Minute)
+		n.kubectlWait(t, "sparkapplications.sparkoperator.k8s.io/spark-pi-spark4", "condition=Complete", appTimeout+time.Minute)
 		n.requireEvents(t, "spark-pi-spark4", []wantEvent{
 			{corev1.EventTypeNormal, "SparkApplicationSubmitted", ""},
 			{corev1.EventTypeNormal, "SparkDriverRunning", ""},
 			{corev1.EventTypeNormal, "SparkApplicationCompleted", ""},
 		})
 		n.requireNoWarnings(t, "spark-pi-spark4")
-		describe, err := n.kubectl("describe", "sparkapplication", "spark-pi-spark4")
+		describe, err := n.kubectl("describe", "sparkapplications.sparkoperator.k8s.io", "spark-pi-spark4")
 		if err != nil {
 			t.Fatalf("kubectl describe: %v: %s", err, describe)
 		}
@@ -72,7 +72,7 @@ spec:
     coreRequest: 200m
     memory: 1g
 `, image401, jar401))
-		n.kubectlWait(t, "sparkapplication/no-such-class", "condition=Failed", appTimeout)
+		n.kubectlWait(t, "sparkapplications.sparkoperator.k8s.io/no-such-class", "condition=Failed", appTimeout)
 		n.requireEvents(t, "no-such-class", []wantEvent{
 			{corev1.EventTypeNormal, "SparkApplicationSubmitted", ""},
 			{corev1.EventTypeWarning, "SparkApplicationFailed", "NoSuchClass"},
@@ -104,7 +104,7 @@ spec:
     coreRequest: 200m
     memory: 1g
 `, image401, jar401))
-		n.kubectlWait(t, "sparkapplication/too-big", "condition=Failed", 2*time.Minute)
+		n.kubectlWait(t, "sparkapplications.sparkoperator.k8s.io/too-big", "condition=Failed", 2*time.Minute)
 		// The sync after the scheduler's verdict says why the driver does not start, before
 		// the timeout fails the attempt. It used to come only with the timeout when that sync
 		// read a stale status and Metacontroller dropped its answer (testdata/sync/
@@ -149,7 +149,7 @@ func (n *namespace) requireNoWarnings(t *testing.T, app string) {
 func (n *namespace) kubectlWait(t *testing.T, obj, waitFor string, timeout time.Duration) {
 	t.Helper()
 	if out, err := n.kubectl("wait", "--for="+waitFor, obj, "--timeout="+timeout.String()); err != nil {
-		app, _ := n.get(sparkApplications, strings.TrimPrefix(obj, "sparkapplication/"))
+		app, _ := n.get(sparkApplications, strings.TrimPrefix(obj, "sparkapplications.sparkoperator.k8s.io/"))
 		status := "<none>"
 		if app != nil {
 			status = fmt.Sprint(app.Object["status"])

@@ -147,7 +147,7 @@ func TestHistoryServer(t *testing.T) {
 			continue // its driver pod has ended; kubectl spark ui below needs the application
 		}
 		driver := harness.NestedString(app, "status", "driverInfo", "podName")
-		if _, err := n.kubectl("delete", "sparkapplication", name, "--wait"); err != nil {
+		if _, err := n.kubectl("delete", "sparkapplications.sparkoperator.k8s.io", name, "--wait"); err != nil {
 			t.Fatal(err)
 		}
 		if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {

@@ -136,7 +136,7 @@ func TestStagedJarRunsFromGCS(t *testing.T) {
 		t.Fatalf("create --upload-to gs:// --follow (killed after 4 minutes if still running): %v\n%s", err, r)
 	}
 	remote := "gs://spark-deps/ci/spark-app-dependencies/default/staged-pi/pi-build-42.jar"
-	if got := s.jsonpath(t, "sparkapp/staged-pi", "{.spec.mainApplicationFile}"); got != remote {
+	if got := s.jsonpath(t, "sparkapplications.sparkoperator.k8s.io/staged-pi", "{.spec.mainApplicationFile}"); got != remote {
 		t.Errorf("mainApplicationFile = %q, want %q", got, remote)
 	}
 	if got, code := gcsObject(t, host, "spark-deps", strings.TrimPrefix(remote, "gs://spark-deps/")); code != http.StatusOK || got != string(jar) {

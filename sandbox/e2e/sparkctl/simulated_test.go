@@ -112,11 +112,11 @@ spec:
 		waitFor(t, 30*time.Second, "the run in the schedule's history", func() bool {
 			return s.jsonpath(t, "scheduledsparkapp/yearly-pi", "{.status.pastSuccessfulRunNames}") == fmt.Sprintf(`["%s"]`, run)
 		})
-		owner := s.jsonpath(t, "sparkapp/"+run, "{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}")
+		owner := s.jsonpath(t, "sparkapplications.sparkoperator.k8s.io/"+run, "{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}")
 		if owner != "ScheduledSparkApplication/yearly-pi/true" {
 			t.Errorf("the run's owner: %s", owner)
 		}
-		if team := s.jsonpath(t, "sparkapp/"+run, "{.metadata.labels.team}"); team != "analytics" {
+		if team := s.jsonpath(t, "sparkapplications.sparkoperator.k8s.io/"+run, "{.metadata.labels.team}"); team != "analytics" {
 			t.Errorf("the run lacks the schedule's labels: team=%q", team)
 		}
 		st := s.spark(t, "status", "scheduled/yearly-pi")
@@ -126,7 +126,7 @@ spec:
 		// Deleting the schedule takes its runs along.
 		s.spark(t, "delete", "scheduled/yearly-pi", "--wait")
 		waitFor(t, 30*time.Second, "the run to go with its schedule", func() bool {
-			return s.kubectl(t, nil, "get", "sparkapp", run).code != 0
+			return s.kubectl(t, nil, "get", "sparkapplications.sparkoperator.k8s.io", run).code != 0
 		})
 	})
 
@@ -141,7 +141,7 @@ spec:
 		if r.code != 0 {
 			t.Fatalf("create: %s", r)
 		}
-		if got := s.jsonpath(t, "sparkapp/pi-hadoop", "{.spec.hadoopConfigMap}"); got != "pi-hadoop-hadoop-config" {
+		if got := s.jsonpath(t, "sparkapplications.sparkoperator.k8s.io/pi-hadoop", "{.spec.hadoopConfigMap}"); got != "pi-hadoop-hadoop-config" {
 			t.Fatalf("spec.hadoopConfigMap = %q", got)
 		}
 		if got := s.jsonpath(t, "configmap/pi-hadoop-hadoop-config", "{.data.core-site\\.xml}"); !strings.Contains(got, "hdfs://namenode:8020") {
@@ -168,7 +168,7 @@ spec:
 			t.Errorf("the ConfigMap is not mounted at /etc/hadoop/conf: %+v", pod.Spec.Containers)
 		}
 		waitFor(t, 30*time.Second, "COMPLETED", func() bool {
-			return s.jsonpath(t, "sparkapp/pi-hadoop", "{.status.applicationState.state}") == "COMPLETED"
+			return s.jsonpath(t, "sparkapplications.sparkoperator.k8s.io/pi-hadoop", "{.status.applicationState.state}") == "COMPLETED"
 		})
 		if got := s.jsonpath(t, "configmap/pi-hadoop-hadoop-config", "{.metadata.name}"); got == "" {
 			t.Errorf("Metacontroller's stand-in deleted the ConfigMap it does not control")

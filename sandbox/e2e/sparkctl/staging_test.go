@@ -48,10 +48,10 @@ func testStaging(t *testing.T, s *sandbox) {
 			t.Fatalf("create --upload-to s3: %s", r)
 		}
 		prefix := "team/a/spark-app-dependencies/default/staged-s3/"
-		if got := s.jsonpath(t, "sparkapp/staged-s3", "{.spec.mainApplicationFile}"); got != "s3a://spark-deps/"+prefix+"app.jar" {
+		if got := s.jsonpath(t, "sparkapplications.sparkoperator.k8s.io/staged-s3", "{.spec.mainApplicationFile}"); got != "s3a://spark-deps/"+prefix+"app.jar" {
 			t.Errorf("mainApplicationFile = %q", got)
 		}
-		if got := s.jsonpath(t, "sparkapp/staged-s3", "{.spec.deps.jars}"); got != fmt.Sprintf(`["s3a://spark-deps/%sdep.jar","local:///opt/spark/jars/in-image.jar"]`, prefix) {
+		if got := s.jsonpath(t, "sparkapplications.sparkoperator.k8s.io/staged-s3", "{.spec.deps.jars}"); got != fmt.Sprintf(`["s3a://spark-deps/%sdep.jar","local:///opt/spark/jars/in-image.jar"]`, prefix) {
 			t.Errorf("deps.jars = %s", got)
 		}
 		if got := s3Object(t, client, "spark-deps", prefix+"app.jar"); got != "main jar v1" {
@@ -81,7 +81,7 @@ func testStaging(t *testing.T, s *sandbox) {
 		if r := s.kubectl(t, bad, "spark", "create", "-f", app2, "--upload-to", "s3://spark-deps"); r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "StatusCode: 403") {
 			t.Errorf("wrong secret key: %s", r)
 		}
-		if r := s.kubectl(t, nil, "get", "sparkapp", "staged-bad"); r.code == 0 {
+		if r := s.kubectl(t, nil, "get", "sparkapplications.sparkoperator.k8s.io", "staged-bad"); r.code == 0 {
 			t.Errorf("an application whose staging failed was created")
 		}
 	})
@@ -95,10 +95,10 @@ func testStaging(t *testing.T, s *sandbox) {
 			t.Fatalf("create --upload-to gs: %s", r)
 		}
 		prefix := "spark-app-dependencies/default/staged-gcs/"
-		if got := s.jsonpath(t, "sparkapp/staged-gcs", "{.spec.mainApplicationFile}"); got != "gs://spark-deps/"+prefix+"app.jar" {
+		if got := s.jsonpath(t, "sparkapplications.sparkoperator.k8s.io/staged-gcs", "{.spec.mainApplicationFile}"); got != "gs://spark-deps/"+prefix+"app.jar" {
 			t.Errorf("mainApplicationFile = %q", got)
 		}
-		if got := s.jsonpath(t, "sparkapp/staged-gcs", "{.spec.deps.jars[0]}"); got != "gs://spark-deps/"+prefix+"dep.jar" {
+		if got := s.jsonpath(t, "sparkapplications.sparkoperator.k8s.io/staged-gcs", "{.spec.deps.jars[0]}"); got != "gs://spark-deps/"+prefix+"dep.jar" {
 			t.Errorf("deps.jars[0] = %q", got)
 		}
 		for key, want := range map[string]string{prefix + "app.jar": "main jar v1", prefix + "dep.jar": "dependency"} {
