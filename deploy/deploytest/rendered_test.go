@@ -75,6 +75,9 @@ type rendering struct {
 	// historyServer: historyServer.enabled, with the event log on an nfs volume, a volume of
 	// jars for its class path and an Ingress with TLS.
 	historyServer bool
+	// apacheApplication: apacheSparkApplication.enabled, the CompositeController of Apache's
+	// SparkApplication.
+	apacheApplication bool
 }
 
 var renderings = []rendering{
@@ -90,6 +93,7 @@ var renderings = []rendering{
 		driverPDBs:            true,
 		kueue:                 true,
 		gatewayAPI:            true,
+		apacheApplication:     true,
 		schedulerPlugins:      true,
 		serviceMonitor:        true,
 		networkPolicy:         true,
@@ -402,7 +406,11 @@ func (c *renderedChart) podDisruptionBudget() {
 func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	t := c.t
 	base := mustParseURL(t, fmt.Sprintf("http://%s.%s.svc:%d", c.svc.Name, c.svc.Namespace, c.servicePortTo(httpContainerPort).Port))
-	require.Len(t, c.m.compositeControllers, 5)
+	want := 4
+	if c.r.apacheApplication {
+		want++
+	}
+	require.Len(t, c.m.compositeControllers, want)
 	sparkApp := c.m.controllerFor("sparkoperator.k8s.io/v1beta2", "sparkapplications")
 	var optional []childResourceRule
 	if c.r.volcano {
@@ -465,6 +473,9 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 	assert.Equal(t, wantCluster.Name, cluster.Name)
 	assert.Equal(t, wantCluster.Spec, cluster.Spec)
 
+	if !c.r.apacheApplication {
+		return
+	}
 	apache := c.m.controllerFor("spark.apache.org/v1", "sparkapplications")
 	checkApacheApplicationController(t, apache, base, child("networking.k8s.io/v1", "networkpolicies", "InPlace"))
 	wantApache := staticBase.controllerFor("spark.apache.org/v1", "sparkapplications")

@@ -120,9 +120,17 @@ func runMain(m *testing.M) (code int) {
 		}
 		appTimeout *= 3
 	}
+	// Apache's SparkApplication is opt-in (chart/values.yaml): the suite serves it, for Apache's
+	// own tests, as an admin would, its CRD applied before the chart.
+	apacheCRD, err := optInCRDs(suite.Dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "spark e2e:", err)
+		return 1
+	}
 	s, err := stack.Start(ctx, stack.Options{
 		Dir: filepath.Join(suite.Dir, "cluster"), KubeBinDir: suite.KubeBinDir, Helm: suite.Helm,
-		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1"}, Sparkhooks: binary,
+		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1", "apacheSparkApplication.enabled=true"}, Sparkhooks: binary,
+		CRDs: []string{apacheCRD},
 		Metacontroller: metacontroller, MetacontrollerChart: filepath.Join(filepath.Dir(metacontroller), "helm", "metacontroller"),
 		MetacontrollerValues: filepath.Join(repoRoot, "chart", "metacontroller-values.yaml"),
 		Images:               images, Network: network, NodeName: nodeName, Logf: logf,
@@ -150,4 +158,18 @@ func quickStartJVMs(table *prockubelet.ImageTable) *prockubelet.ImageTable {
 		images[ref] = image
 	}
 	return prockubelet.NewImageTable(images)
+}
+
+// optInCRDs is a directory under dir with the CRDs the chart leaves to the admin: Apache's
+// SparkApplication.
+func optInCRDs(dir string) (string, error) {
+	crd, err := os.ReadFile(filepath.Join(repoRoot, "crds", "spark.apache.org_sparkapplications.yaml"))
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "opt-in-crds")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	return out, os.WriteFile(filepath.Join(out, "spark.apache.org_sparkapplications.yaml"), crd, 0o644)
 }
