@@ -130,7 +130,7 @@ func runMain(m *testing.M) (code int) {
 	s, err := stack.Start(ctx, stack.Options{
 		Dir: filepath.Join(suite.Dir, "cluster"), KubeBinDir: suite.KubeBinDir, Helm: suite.Helm,
 		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1", "apacheSparkApplication.enabled=true"}, Sparkhooks: binary,
-		CRDs: []string{apacheCRD},
+		CRDs:           []string{apacheCRD},
 		Metacontroller: metacontroller, MetacontrollerChart: filepath.Join(filepath.Dir(metacontroller), "helm", "metacontroller"),
 		MetacontrollerValues: filepath.Join(repoRoot, "chart", "metacontroller-values.yaml"),
 		Images:               images, Network: network, NodeName: nodeName, Logf: logf,
