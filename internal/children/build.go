@@ -65,17 +65,26 @@ type Options struct {
 	PodSets bool
 	// EventLog is the event log of applications that choose none (EventLog.Validate).
 	EventLog EventLog
+	// AnsweredDriver returns the driver Pod of the named submission as it was answered before,
+	// nil when there is none. Build answers that Pod again in place of one it would build (a Pod's
+	// containers cannot change once it exists) and spares building it, which is most of the
+	// work of a running application's sync. PodSets still builds it, to read its spec.
+	AnsweredDriver func(name, submissionID string) any `json:"-"`
 }
 
 // Objects are the children of one attempt. Optional ones are nil or empty.
 type Objects struct {
 	// PodGroup is the Volcano or scheduler-plugins PodGroup of a gang-scheduled application.
-	PodGroup      *unstructured.Unstructured
-	DriverPod     *corev1.Pod
-	DriverPDB     *policyv1.PodDisruptionBudget
-	NetworkPolicy *networkingv1.NetworkPolicy // Spark 4.2's: only the application reaches its executors
-	ConfigMap     *corev1.ConfigMap           // spark.properties and the executor pod template
-	MetricsConfig *corev1.ConfigMap           // Prometheus metrics.properties and JMX exporter rules
+	PodGroup *unstructured.Unstructured
+	// DriverPod is the driver Pod built for the attempt; nil when Options.AnsweredDriver gave
+	// the one answered before, which is then AnsweredDriverPod.
+	DriverPod         *corev1.Pod
+	AnsweredDriverPod any
+	DriverPodName     string
+	DriverPDB         *policyv1.PodDisruptionBudget
+	NetworkPolicy     *networkingv1.NetworkPolicy // Spark 4.2's: only the application reaches its executors
+	ConfigMap         *corev1.ConfigMap           // spark.properties and the executor pod template
+	MetricsConfig     *corev1.ConfigMap           // Prometheus metrics.properties and JMX exporter rules
 	// DriverService is headless; executors reach the driver through it. Nil when the
 	// application excludes Spark's DriverServiceFeatureStep (4.1+).
 	DriverService *corev1.Service
@@ -101,7 +110,7 @@ func (o *Objects) List() []any {
 	if o.PodGroup != nil {
 		out = append(out, o.PodGroup)
 	}
-	out = append(out, o.DriverPod)
+	out = append(out, o.Driver())
 	if o.DriverPDB != nil {
 		out = append(out, o.DriverPDB)
 	}
@@ -137,6 +146,14 @@ func (o *Objects) List() []any {
 		out = append(out, r)
 	}
 	return out
+}
+
+// Driver is the attempt's driver Pod: the one answered before, or else the one built.
+func (o *Objects) Driver() any {
+	if o.AnsweredDriverPod != nil {
+		return o.AnsweredDriverPod
+	}
+	return o.DriverPod
 }
 
 // BuildError is a spec the builder cannot turn into objects although it passed validation, for
@@ -179,8 +196,14 @@ func Build(app *v1beta2.SparkApplication, sub Submission, opts Options) (*Object
 	if err := b.configMap(); err != nil {
 		return nil, wrapBuildError("configmap", err)
 	}
-	if err := b.driverPod(); err != nil {
-		return nil, wrapBuildError("driver pod", err)
+	b.objs.DriverPodName = b.driverPodName
+	if opts.AnsweredDriver != nil && !opts.PodSets {
+		b.objs.AnsweredDriverPod = opts.AnsweredDriver(b.driverPodName, sub.SubmissionID)
+	}
+	if b.objs.AnsweredDriverPod == nil {
+		if err := b.driverPod(); err != nil {
+			return nil, wrapBuildError("driver pod", err)
+		}
 	}
 	b.driverService()
 	b.driverPDB()

@@ -75,17 +75,15 @@ func (p *RecordedPod[L]) GetName() string { return p.Metadata.Name }
 // MarshalJSON answers the Pod as recorded.
 func (p *RecordedPod[L]) MarshalJSON() ([]byte, error) { return p.raw, nil }
 
-// AnsweredPod is the Pod Metacontroller recorded in the last-applied annotation of the observed
-// Pod name when it applied it, nil when the annotations hold no answer for that Pod. It reads the
-// annotations the caller decoded already and decodes no more of the answer than its identity: the
-// hooks answer it again on every sync of a running application, where decoding and encoding the
-// whole Pod would cost more than the rest of the sync.
-func AnsweredPod[L any](name string, annotations map[string]string) *RecordedPod[L] {
-	applied, ok := annotations[LastAppliedAnnotation]
-	if !ok {
+// AnsweredPod is the Pod Metacontroller recorded in lastApplied, the last-applied annotation of
+// the observed Pod name, nil when it holds no answer for that Pod. It decodes no more of the
+// answer than its identity: the hooks answer it again on every sync of a running application,
+// where decoding and encoding the whole Pod would cost more than the rest of the sync.
+func AnsweredPod[L any](name, lastApplied string) *RecordedPod[L] {
+	if lastApplied == "" {
 		return nil
 	}
-	pod := &RecordedPod[L]{raw: json.RawMessage(applied)}
+	pod := &RecordedPod[L]{raw: json.RawMessage(lastApplied)}
 	if json.Unmarshal(pod.raw, pod) != nil || pod.Kind != "Pod" || pod.Metadata.Name != name {
 		return nil
 	}

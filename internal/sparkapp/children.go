@@ -18,13 +18,8 @@ func (d *decider) activeChildren(withDriver bool) {
 		list := objs.List()
 		d.children = make([]any, 0, len(list))
 		for _, obj := range list {
-			if obj == any(objs.DriverPod) {
-				if !withDriver {
-					continue
-				}
-				if kept := d.attemptDriverPod(objs.DriverPod.Name); kept != nil {
-					obj = kept
-				}
+			if obj == objs.Driver() && !withDriver {
+				continue
 			}
 			if obj == any(objs.ConfigMap) {
 				if kept := d.attemptConfigMap(objs.ConfigMap.Name); kept != nil {
@@ -36,7 +31,7 @@ func (d *decider) activeChildren(withDriver bool) {
 		return
 	}
 	d.children = d.observedChildren(func(key string, pod *podView) bool {
-		return key != keyPod || (withDriver && pod.Metadata.Labels[sparkpod.LabelSubmissionID] == d.status.SubmissionID)
+		return key != keyPod || (withDriver && pod.Metadata.Labels.SubmissionID == d.status.SubmissionID)
 	})
 }
 
@@ -90,20 +85,21 @@ func (d *decider) attemptConfigMap(built string) any {
 	return kept
 }
 
-// attemptDriverPod returns the driver Pod of the current submission as Metacontroller recorded
-// it when it created the Pod, nil when it recorded nothing. A Pod's containers cannot be changed
-// once it exists: a sparkhooks release that builds them differently (a new default, a fixed
-// property) must not ask Metacontroller to update a running driver, which the API server would
-// refuse on every sync. Built by the same release, the two answers are the same bytes.
-func (d *decider) attemptDriverPod(built string) any {
-	pod := d.findDriver(built)
-	if pod == nil || pod.Metadata.Labels[sparkpod.LabelSubmissionID] != d.status.SubmissionID {
+// answeredDriver returns the driver Pod of submission as Metacontroller recorded it when it
+// created the Pod, nil when it recorded nothing for that submission. A Pod's containers cannot
+// be changed once it exists: a sparkhooks release that builds them differently (a new default, a
+// fixed property) must not ask Metacontroller to update a running driver, which the API server
+// would refuse on every sync. Built by the same release, the two answers are the same bytes.
+func (d *decider) answeredDriver(name, submission string) any {
+	pod := d.findDriver(name)
+	if pod == nil || submission == "" || pod.Metadata.Labels.SubmissionID != submission {
 		return nil
 	}
-	if answered := metacontroller.AnsweredPod[submissionLabel](built, pod.Metadata.Annotations); answered != nil {
-		return answered
+	answered := metacontroller.AnsweredPod[submissionLabel](name, pod.Metadata.Annotations.LastApplied)
+	if answered == nil || answered.Metadata.Labels.SubmissionID != submission {
+		return nil
 	}
-	return nil
+	return answered
 }
 
 // observedChildren returns the observed children that keep passes, in a fixed order, each as
@@ -242,7 +238,7 @@ func (d *decider) checkLivePodsKept() error {
 			continue
 		}
 		name := pod.Metadata.Name
-		sub := pod.Metadata.Labels[sparkpod.LabelSubmissionID]
+		sub := pod.Metadata.Labels.SubmissionID
 		want, kept := desired[name]
 		switch {
 		case kept && want == sub && sub != "":

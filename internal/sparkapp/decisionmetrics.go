@@ -1,6 +1,8 @@
 package sparkapp
 
 import (
+	"encoding/json"
+
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
 	"github.com/sparkhooks/sparkhooks/internal/hook"
 )
@@ -37,7 +39,11 @@ func (d *decider) metrics() *hook.Application {
 func (d *decider) executorLabels(name string) map[string]string {
 	for _, pod := range d.in.execs {
 		if pod.name == name && pod.full != nil {
-			return pod.full.Metadata.Labels
+			var labels map[string]string
+			if json.Unmarshal(pod.labels, &labels) != nil {
+				return nil
+			}
+			return labels
 		}
 	}
 	return nil

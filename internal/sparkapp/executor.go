@@ -19,6 +19,9 @@ type executorPod struct {
 	phase                     corev1.PodPhase
 	disrupted                 bool     // a DisruptionTarget condition is True
 	full                      *podView // the whole Pod, for an ended executor only
+	// labels is the Pod's labels as the request holds them, decoded only for the metrics of an
+	// executor that ended.
+	labels json.RawMessage
 }
 
 // decodeExecutor walks a related Pod's metadata and status.
@@ -51,6 +54,7 @@ func (p *executorPod) metadata(md []byte) error {
 		case metacontroller.Is(key, "name"):
 			p.name, err = metacontroller.String(value)
 		case metacontroller.Is(key, "labels"):
+			p.labels = value
 			return metacontroller.EachField(value, func(label, value []byte) (err error) {
 				switch {
 				case metacontroller.Is(label, sparkpod.LabelSparkRole):

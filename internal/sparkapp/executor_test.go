@@ -39,12 +39,19 @@ func TestExecutorWalkReadsAsDecoding(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var want podView
 			require.NoError(t, json.Unmarshal(raw, &want))
+			var labeled corev1.Pod
+			require.NoError(t, json.Unmarshal(raw, &labeled))
 			got, err := decodeExecutor(raw)
 			require.NoError(t, err)
 			assert.Equal(t, want.Metadata.Name, got.name)
-			assert.Equal(t, want.Metadata.Labels[sparkpod.LabelSparkRole], got.role)
-			assert.Equal(t, want.Metadata.Labels[sparkpod.LabelAppSelector], got.appID)
-			assert.Equal(t, want.Metadata.Labels["spark-exec-id"], got.execID)
+			assert.Equal(t, labeled.Labels[sparkpod.LabelSparkRole], got.role)
+			assert.Equal(t, labeled.Labels[sparkpod.LabelAppSelector], got.appID)
+			assert.Equal(t, labeled.Labels["spark-exec-id"], got.execID)
+			var gotLabels map[string]string
+			if got.labels != nil {
+				require.NoError(t, json.Unmarshal(got.labels, &gotLabels))
+			}
+			assert.Equal(t, labeled.Labels, gotLabels)
 			assert.Equal(t, want.Status.Phase, got.phase)
 			disrupted := false
 			for _, c := range want.Status.Conditions {

@@ -584,13 +584,28 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// The invariant reads a recorded Pod's submission id through a struct tag, which cannot name
-// the label constant: this holds the two together.
-func TestRecordedIdentityReadsTheSubmissionLabel(t *testing.T) {
-	pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{
+// The decision reads a driver Pod's submission id and annotations, and a recorded Pod's
+// submission id, through struct tags, which cannot name the constants: this holds them together.
+func TestViewsReadTheirLabelsAndAnnotations(t *testing.T) {
+	recordedPod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{
 		"name": "pi-driver", "labels": map[string]any{sparkpod.LabelSubmissionID: "s-1", "other": "x"},
 	}}
-	recorded := metacontroller.AnsweredPod[submissionLabel]("pi-driver", map[string]string{metacontroller.LastAppliedAnnotation: string(coretest.MustJSON(t, pod))})
+	applied := string(coretest.MustJSON(t, recordedPod))
+	recorded := metacontroller.AnsweredPod[submissionLabel]("pi-driver", applied)
 	require.NotNil(t, recorded)
 	require.Equal(t, "s-1", recorded.Metadata.Labels.SubmissionID)
+
+	observed := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{
+		"name":   "pi-driver",
+		"labels": map[string]any{sparkpod.LabelSubmissionID: "s-1", "other": "x"},
+		"annotations": map[string]any{
+			metacontroller.LastAppliedAnnotation: applied,
+			exitExceptionAnnotation:              "java.lang.IllegalStateException: boom",
+		},
+	}}
+	var view podView
+	require.NoError(t, json.Unmarshal(coretest.MustJSON(t, observed), &view))
+	require.Equal(t, "s-1", view.Metadata.Labels.SubmissionID)
+	require.Equal(t, applied, view.Metadata.Annotations.LastApplied)
+	require.Equal(t, "java.lang.IllegalStateException: boom", view.Metadata.Annotations.ExitException)
 }

@@ -148,7 +148,7 @@ func (o *driverObservation) terminated(pod *podView, raw json.RawMessage, spark 
 		if t.Reason != "" {
 			o.message += ", reason " + t.Reason
 		}
-		cause := exitExceptionCause(pod.Metadata.Annotations[exitExceptionAnnotation])
+		cause := exitExceptionCause(pod.Metadata.Annotations.ExitException)
 		if cause == "" {
 			cause = failureCause(t.Message)
 		}

@@ -68,8 +68,12 @@ var podSecurity = sync.OnceValues(func() (psapolicy.Evaluator, error) {
 // predictRefusal tells what the API server will refuse about the driver Pod, nil when nothing
 // the related objects show does. A kind is judged only when Metacontroller sent it: its group
 // is in the request (the customize rule was served), and for cluster-scoped kinds the sync hook
-// is v2, since a v1 request of a namespaced parent leaves them out.
+// is v2, since a v1 request of a namespaced parent leaves them out. A nil pod is a driver that
+// exists already (answered before, not built again): it was not refused.
 func (d *decider) predictRefusal(pod *corev1.Pod) *refusal {
+	if pod == nil {
+		return nil
+	}
 	ns := d.in.app.Namespace
 	believed := d.in.app.CreationTimestamp.Add(relatedCacheLag)
 	if accounts, served := d.in.related[keyServiceAccount]; served {

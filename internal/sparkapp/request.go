@@ -52,12 +52,20 @@ func requireDeletion(app *v1beta2.SparkApplication) error {
 type podView struct {
 	Metadata struct {
 		Name              string            `json:"name"`
-		Labels            map[string]string `json:"labels"`
-		Annotations       map[string]string `json:"annotations"`
+		Labels            submissionLabel   `json:"labels"`
+		Annotations       driverAnnotations `json:"annotations"`
 		CreationTimestamp metav1.Time       `json:"creationTimestamp"`
 		DeletionTimestamp *metav1.Time      `json:"deletionTimestamp"`
 	} `json:"metadata"`
 	Status corev1.PodStatus `json:"status"`
+}
+
+// driverAnnotations are the annotations the decision reads of a driver Pod; decoding only
+// these, and only the submission label, spares a map entry for every other one on each sync.
+// Struct tags cannot name the constants: a test holds the two together.
+type driverAnnotations struct {
+	LastApplied   string `json:"metacontroller.k8s.io/last-applied-configuration"`
+	ExitException string `json:"spark.exit-exception"`
 }
 
 // serviceView is the part of a Service the status reports.

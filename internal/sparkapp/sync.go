@@ -18,7 +18,6 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/hook"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
-	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // decision is what one sync decided, for metrics: Sync reports it as a hook.Outcome.
@@ -344,7 +343,7 @@ func (d *decider) nextAttemptObserved() bool {
 // driverObserved is true when a driver Pod of submission sub is among the observed children.
 func (d *decider) driverObserved(sub children.Submission) bool {
 	for _, pod := range d.in.drivers {
-		if pod.Metadata.Labels[sparkpod.LabelSubmissionID] == sub.SubmissionID {
+		if pod.Metadata.Labels.SubmissionID == sub.SubmissionID {
 			return true
 		}
 	}
@@ -445,6 +444,7 @@ func (d *decider) buildOptions() children.Options {
 	_, opts.NetworkPolicies = d.in.children[keyNetworkPolicy]
 	_, opts.Routes.HTTPRoutes = d.in.children[keyHTTPRoute]
 	_, opts.Routes.GRPCRoutes = d.in.children[keyGRPCRoute]
+	opts.AnsweredDriver = d.answeredDriver
 	return opts
 }
 
@@ -455,7 +455,7 @@ func (d *decider) buildOptions() children.Options {
 // its cluster IP; reporting it then would make that sync's status differ from the submission's,
 // and cost a write of its own.
 func (d *decider) driverInfo(objs *children.Objects) v1beta2.DriverInfo {
-	info := v1beta2.DriverInfo{PodName: objs.DriverPod.Name}
+	info := v1beta2.DriverInfo{PodName: objs.DriverPodName}
 	if svc := objs.UIService; svc != nil {
 		info.WebUIServiceName = svc.Name
 		if len(svc.Spec.Ports) > 0 {

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
-	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 )
 
 // track follows a submitted attempt through its driver Pod.
@@ -55,7 +54,7 @@ func (d *decider) refreshUIAddress() {
 // currentDriver is the observed driver Pod of the current submission.
 func (d *decider) currentDriver() *podView {
 	for _, pod := range d.in.drivers {
-		if d.status.SubmissionID != "" && pod.Metadata.Labels[sparkpod.LabelSubmissionID] == d.status.SubmissionID {
+		if d.status.SubmissionID != "" && pod.Metadata.Labels.SubmissionID == d.status.SubmissionID {
 			return pod
 		}
 	}

@@ -251,7 +251,7 @@ func (d *decider) decide() error {
 		// The running server keeps the Pod as Metacontroller recorded it at creation: its
 		// containers cannot change, and a release that builds them differently must not ask
 		// for an update the API server refuses on every sync.
-		if answered := metacontroller.AnsweredPod[struct{}](pod.Metadata.Name, pod.Metadata.Annotations); answered != nil {
+		if answered := metacontroller.AnsweredPod[struct{}](pod.Metadata.Name, pod.Metadata.Annotations[metacontroller.LastAppliedAnnotation]); answered != nil {
 			d.children[0] = answered
 		}
 		d.reportPod(pod)
