@@ -22,7 +22,7 @@ import (
 // accepts both the stored object and one with SetSparkApplicationDefaults applied, and returns
 // every problem found, each naming the field and what to do about it.
 func ValidateSparkApplication(app *SparkApplication) field.ErrorList {
-	errs := validateObjectName(app.Name, field.NewPath("metadata", "name"))
+	errs := validateObjectName(app.Name)
 	return append(errs, ValidateSparkApplicationSpec(&app.Spec, app.Namespace, field.NewPath("spec"))...)
 }
 
@@ -36,7 +36,7 @@ func DefaultAndValidate(app *SparkApplication) field.ErrorList {
 // ValidateScheduledSparkApplication checks a ScheduledSparkApplication and its template. The
 // schedule's syntax and time zone are left to the scheduler, which reports them in the status.
 func ValidateScheduledSparkApplication(ssa *ScheduledSparkApplication) field.ErrorList {
-	errs := validateObjectName(ssa.Name, field.NewPath("metadata", "name"))
+	errs := validateObjectName(ssa.Name)
 	spec := field.NewPath("spec")
 	if strings.TrimSpace(ssa.Spec.Schedule) == "" {
 		errs = append(errs, field.Required(spec.Child("schedule"), `a cron schedule such as "0 3 * * *" or "@every 1h"`))
@@ -60,14 +60,14 @@ func ValidateScheduledSparkApplication(ssa *ScheduledSparkApplication) field.Err
 // validateObjectName applies the Kubeflow operator's rule, a DNS-1035 label: the name becomes
 // the value of the sparkoperator.k8s.io/app-name label (at most 63 characters) and the prefix of
 // Service names (which must start with a letter and cannot contain dots).
-func validateObjectName(name string, fldPath *field.Path) field.ErrorList {
+func validateObjectName(name string) field.ErrorList {
 	if name == "" {
 		// generateName objects have no name yet; the API server checks the generated one.
 		return nil
 	}
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1035Label(name) {
-		errs = append(errs, field.Invalid(fldPath, name,
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name,
 			msg+" (the name is used as a label value and as the prefix of Service names)"))
 	}
 	return errs
@@ -81,10 +81,11 @@ func ValidateSparkApplicationSpec(spec *SparkApplicationSpec, namespace string, 
 	v.managedBy()
 	v.sparkConf()
 	v.volumes()
-	v.role(fldPath.Child("driver"), "driver", &spec.Driver.SparkPodSpec)
-	v.role(fldPath.Child("executor"), "executor", &spec.Executor.SparkPodSpec)
-	v.driver()
-	v.executor()
+	driver, executor := fldPath.Child("driver"), fldPath.Child("executor")
+	v.role(driver, "driver", &spec.Driver.SparkPodSpec)
+	v.role(executor, "executor", &spec.Executor.SparkPodSpec)
+	v.driver(driver)
+	v.executor(executor)
 	v.nodeSelectors()
 	v.restartPolicy()
 	v.dynamicAllocation()
@@ -195,15 +196,14 @@ func (v *specValidator) topLevel() {
 }
 
 func (v *specValidator) dependencies() {
-	p := v.path.Child("deps")
 	for i, pkg := range v.spec.Deps.Packages {
 		if !mavenCoordinate(pkg, 3) {
-			v.add(field.Invalid(p.Child("packages").Index(i), pkg, "must be a Maven coordinate groupId:artifactId:version"))
+			v.add(field.Invalid(v.path.Child("deps", "packages").Index(i), pkg, "must be a Maven coordinate groupId:artifactId:version"))
 		}
 	}
 	for i, pkg := range v.spec.Deps.ExcludePackages {
 		if !mavenCoordinate(pkg, 2) {
-			v.add(field.Invalid(p.Child("excludePackages").Index(i), pkg, "must be groupId:artifactId"))
+			v.add(field.Invalid(v.path.Child("deps", "excludePackages").Index(i), pkg, "must be groupId:artifactId"))
 		}
 	}
 }
@@ -268,6 +268,9 @@ func oauthTokenKey(key string) bool {
 // sparkConf checks the properties the operator owns and the typed ones it reads back when the
 // matching spec field is unset.
 func (v *specValidator) sparkConf() {
+	if len(v.spec.SparkConf) == 0 {
+		return
+	}
 	p := v.path.Child("sparkConf")
 	for _, key := range sortedKeys(v.spec.SparkConf) {
 		val := v.spec.SparkConf[key]
@@ -315,6 +318,9 @@ func (v *specValidator) sparkConf() {
 }
 
 func (v *specValidator) volumes() {
+	if len(v.spec.Volumes) == 0 {
+		return
+	}
 	p := v.path.Child("volumes")
 	seen := map[string]bool{}
 	for i, vol := range v.spec.Volumes {
@@ -420,7 +426,9 @@ func (v *specValidator) role(p *field.Path, role string, ps *SparkPodSpec) {
 			v.add(field.Required(kp.Child("key"), "the key of the Secret to read"))
 		}
 	}
-	v.add(v.podLabels(ps.Labels, p.Child("labels"))...)
+	if len(ps.Labels) > 0 {
+		v.add(v.podLabels(ps.Labels, p.Child("labels"))...)
+	}
 	v.add(validAnnotations(ps.Annotations, p, "annotations")...)
 	v.add(validLabels(ps.NodeSelector, p, "nodeSelector")...)
 
@@ -485,16 +493,18 @@ func (v *specValidator) role(p *field.Path, role string, ps *SparkPodSpec) {
 	}
 }
 
-func (v *specValidator) driver() {
-	d, p := &v.spec.Driver, v.path.Child("driver")
+func (v *specValidator) driver(p *field.Path) {
+	d := &v.spec.Driver
 	if d.PodName != nil {
 		v.add(subdomain(p.Child("podName"), *d.PodName)...)
 	}
-	request := v.coreRequest(p, d.CoreRequest, d.Cores)
-	v.coreRequestWithinLimit(p, request, d.CoreLimit)
+	request, known := v.coreRequest(p, d.CoreRequest, d.Cores)
+	v.coreRequestWithinLimit(p, request, known, d.CoreLimit)
 	v.add(validLabels(d.ServiceLabels, p, "serviceLabels")...)
 	v.add(validAnnotations(d.ServiceAnnotations, p, "serviceAnnotations")...)
-	v.add(ports(p.Child("ports"), d.Ports)...)
+	if len(d.Ports) > 0 {
+		v.add(ports(p.Child("ports"), d.Ports)...)
+	}
 	if d.PriorityClassName != nil {
 		v.add(subdomain(p.Child("priorityClassName"), *d.PriorityClassName)...)
 	}
@@ -503,40 +513,41 @@ func (v *specValidator) driver() {
 	}
 }
 
-func (v *specValidator) executor() {
-	e, p := &v.spec.Executor, v.path.Child("executor")
+func (v *specValidator) executor(p *field.Path) {
+	e := &v.spec.Executor
 	if e.Instances != nil && *e.Instances < 1 {
 		v.add(field.Invalid(p.Child("instances"), *e.Instances,
 			"must be >= 1; to let Spark scale executors, remove it and enable spec.dynamicAllocation"))
 	}
-	request := v.coreRequest(p, e.CoreRequest, e.Cores)
-	v.coreRequestWithinLimit(p, request, e.CoreLimit)
-	v.add(ports(p.Child("ports"), e.Ports)...)
+	request, known := v.coreRequest(p, e.CoreRequest, e.Cores)
+	v.coreRequestWithinLimit(p, request, known, e.CoreLimit)
+	if len(e.Ports) > 0 {
+		v.add(ports(p.Child("ports"), e.Ports)...)
+	}
 	if e.PriorityClassName != nil {
 		v.add(subdomain(p.Child("priorityClassName"), *e.PriorityClassName)...)
 	}
 }
 
 // coreRequest returns the CPU request Spark will put on the container: coreRequest if set,
-// else cores. It is nil when it cannot be known or is invalid (reported here).
-func (v *specValidator) coreRequest(p *field.Path, coreRequest *string, cores *int32) *resource.Quantity {
+// else cores. ok is false when it cannot be known or is invalid (reported here).
+func (v *specValidator) coreRequest(p *field.Path, coreRequest *string, cores *int32) (request resource.Quantity, ok bool) {
 	if coreRequest != nil {
 		errs := cpuQuantity(p.Child("coreRequest"), *coreRequest)
 		v.add(errs...)
 		if len(errs) > 0 {
-			return nil
+			return resource.Quantity{}, false
 		}
-		q := resource.MustParse(strings.TrimSpace(*coreRequest))
-		return &q
+		return resource.MustParse(strings.TrimSpace(*coreRequest)), true
 	}
 	if cores != nil && *cores > 0 {
-		return resource.NewQuantity(int64(*cores), resource.DecimalSI)
+		return *resource.NewQuantity(int64(*cores), resource.DecimalSI), true
 	}
-	return nil
+	return resource.Quantity{}, false
 }
 
-func (v *specValidator) coreRequestWithinLimit(p *field.Path, request *resource.Quantity, coreLimit *string) {
-	if request == nil || coreLimit == nil {
+func (v *specValidator) coreRequestWithinLimit(p *field.Path, request resource.Quantity, known bool, coreLimit *string) {
+	if !known || coreLimit == nil {
 		return
 	}
 	limit, err := resource.ParseQuantity(strings.TrimSpace(*coreLimit))
@@ -549,10 +560,10 @@ func (v *specValidator) coreRequestWithinLimit(p *field.Path, request *resource.
 }
 
 func (v *specValidator) nodeSelectors() {
-	v.add(metav1validation.ValidateLabels(v.spec.NodeSelector, v.path.Child("nodeSelector"))...)
 	if len(v.spec.NodeSelector) == 0 {
 		return
 	}
+	v.add(metav1validation.ValidateLabels(v.spec.NodeSelector, v.path.Child("nodeSelector"))...)
 	for _, role := range []struct {
 		name string
 		sel  map[string]string
