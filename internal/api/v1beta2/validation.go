@@ -357,9 +357,9 @@ func (v *specValidator) role(p *field.Path, role string, ps *SparkPodSpec) {
 	}
 	var heap int64
 	if ps.Memory != nil {
-		errs := heapMemory(p.Child("memory"), *ps.Memory)
-		v.add(errs...)
-		if len(errs) == 0 {
+		if problem := heapMemoryProblem(*ps.Memory); problem != "" {
+			v.add(field.Invalid(p.Child("memory"), *ps.Memory, problem))
+		} else {
 			heap, _ = sparkMemoryBytes(*ps.Memory)
 		}
 	}
@@ -741,14 +741,22 @@ func (v *specValidator) sparkVersionBelow(major, minor int) bool {
 }
 
 func heapMemory(p *field.Path, s string) field.ErrorList {
-	n, err := sparkMemoryBytes(s)
-	if err != nil {
-		return field.ErrorList{field.Invalid(p, s, err.Error())}
-	}
-	if n < MiB {
-		return field.ErrorList{field.Invalid(p, s, "must be at least 1m: Spark counts this memory in whole MiB")}
+	if problem := heapMemoryProblem(s); problem != "" {
+		return field.ErrorList{field.Invalid(p, s, problem)}
 	}
 	return nil
+}
+
+// heapMemoryProblem says what is wrong with a JVM heap size, "" when nothing is.
+func heapMemoryProblem(s string) string {
+	n, err := sparkMemoryBytes(s)
+	if err != nil {
+		return err.Error()
+	}
+	if n < MiB {
+		return "must be at least 1m: Spark counts this memory in whole MiB"
+	}
+	return ""
 }
 
 func sparkMemory(p *field.Path, s string) field.ErrorList {
