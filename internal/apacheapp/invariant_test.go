@@ -96,62 +96,42 @@ func droppablePods(t *testing.T, raw []byte, resp *metacontroller.SyncResponse) 
 }
 
 func mutations() []coretest.Mutation {
-	obj := func(m map[string]any, key string) map[string]any {
-		v, _ := m[key].(map[string]any)
-		if v == nil {
-			v = map[string]any{}
-			m[key] = v
-		}
-		return v
-	}
-	parent := func(r map[string]any) map[string]any { return obj(r, "parent") }
-	status := func(r map[string]any) map[string]any { return obj(parent(r), "status") }
-	attempt := func(r map[string]any) map[string]any { return obj(status(r), "attempt") }
-	spec := func(r map[string]any) map[string]any { return obj(parent(r), "spec") }
-	conf := func(r map[string]any) map[string]any { return obj(spec(r), "sparkConf") }
-	pods := func(r map[string]any) map[string]any { return obj(obj(r, "children"), "Pod.v1") }
-	eachPod := func(f func(pod map[string]any)) func(map[string]any) {
-		return func(r map[string]any) {
-			for _, p := range pods(r) {
-				if pod, ok := p.(map[string]any); ok {
-					f(pod)
-				}
-			}
-		}
-	}
-	labels := func(pod map[string]any) map[string]any { return obj(obj(pod, "metadata"), "labels") }
+	pods := func(r map[string]any) map[string]any { return coretest.Group(r, "Pod.v1") }
+	eachPod := func(edit func(pod map[string]any)) func(map[string]any) { return coretest.EachChild("Pod.v1", edit) }
+	attempt := func(r map[string]any) map[string]any { return coretest.Obj(coretest.Status(r), "attempt") }
+	conf := func(r map[string]any) map[string]any { return coretest.Obj(coretest.Spec(r), "sparkConf") }
 	return []coretest.Mutation{
 		{Name: "unchanged", Apply: func(map[string]any) {}},
-		{Name: "status-erased", Apply: func(r map[string]any) { delete(parent(r), "status") }},
-		{Name: "attempt-erased", Apply: func(r map[string]any) { delete(status(r), "attempt") }},
-		{Name: "apache-state-erased", Apply: func(r map[string]any) { delete(status(r), "currentState") }},
+		{Name: "status-erased", Apply: func(r map[string]any) { delete(coretest.Parent(r), "status") }},
+		{Name: "attempt-erased", Apply: func(r map[string]any) { delete(coretest.Status(r), "attempt") }},
+		{Name: "apache-state-erased", Apply: func(r map[string]any) { delete(coretest.Status(r), "currentState") }},
 		{Name: "apache-state-succeeded", Apply: func(r map[string]any) {
-			obj(status(r), "currentState")["currentStateSummary"] = "Succeeded"
+			coretest.Obj(coretest.Status(r), "currentState")["currentStateSummary"] = "Succeeded"
 		}},
-		{Name: "history-erased", Apply: func(r map[string]any) { delete(status(r), "stateTransitionHistory") }},
-		{Name: "core-state-completed", Apply: func(r map[string]any) { obj(attempt(r), "applicationState")["state"] = "COMPLETED" }},
-		{Name: "core-state-unknown", Apply: func(r map[string]any) { obj(attempt(r), "applicationState")["state"] = "NOT_A_STATE" }},
+		{Name: "history-erased", Apply: func(r map[string]any) { delete(coretest.Status(r), "stateTransitionHistory") }},
+		{Name: "core-state-completed", Apply: func(r map[string]any) { coretest.Obj(attempt(r), "applicationState")["state"] = "COMPLETED" }},
+		{Name: "core-state-unknown", Apply: func(r map[string]any) { coretest.Obj(attempt(r), "applicationState")["state"] = "NOT_A_STATE" }},
 		{Name: "core-submission-other", Apply: func(r map[string]any) { attempt(r)["submissionID"] = "00000000-0000-5000-8000-000000000000" }},
 		{Name: "core-hash-other", Apply: func(r map[string]any) { attempt(r)["submittedSpecHash"] = "0000000000000000" }},
-		{Name: "conditions-erased", Apply: func(r map[string]any) { delete(status(r), "conditions") }},
-		{Name: "spec-jar-edited", Apply: func(r map[string]any) { spec(r)["jars"] = "local:///opt/other.jar" }},
-		{Name: "spec-client-mode", Apply: func(r map[string]any) { spec(r)["deploymentMode"] = "ClientMode" }},
+		{Name: "conditions-erased", Apply: func(r map[string]any) { delete(coretest.Status(r), "conditions") }},
+		{Name: "spec-jar-edited", Apply: func(r map[string]any) { coretest.Spec(r)["jars"] = "local:///opt/other.jar" }},
+		{Name: "spec-client-mode", Apply: func(r map[string]any) { coretest.Spec(r)["deploymentMode"] = "ClientMode" }},
 		{Name: "spec-image-removed", Apply: func(r map[string]any) { delete(conf(r), "spark.kubernetes.container.image") }},
-		{Name: "spec-does-not-decode", Apply: func(r map[string]any) { spec(r)["driverArgs"] = "x" }},
+		{Name: "spec-does-not-decode", Apply: func(r map[string]any) { coretest.Spec(r)["driverArgs"] = "x" }},
 		{Name: "spec-retain-always", Apply: func(r map[string]any) {
-			obj(spec(r), "applicationTolerations")["resourceRetainPolicy"] = "Always"
+			coretest.Obj(coretest.Spec(r), "applicationTolerations")["resourceRetainPolicy"] = "Always"
 		}},
 		{Name: "spec-restart-on-failure", Apply: func(r map[string]any) {
-			obj(spec(r), "applicationTolerations")["restartConfig"] = map[string]any{"restartPolicy": "OnFailure"}
+			coretest.Obj(coretest.Spec(r), "applicationTolerations")["restartConfig"] = map[string]any{"restartPolicy": "OnFailure"}
 		}},
-		{Name: "spec-removed", Apply: func(r map[string]any) { delete(parent(r), "spec") }},
-		{Name: "pod-submission-label-other", Apply: eachPod(func(pod map[string]any) { labels(pod)[sparkpod.LabelSubmissionID] = "other" })},
-		{Name: "pod-submission-label-removed", Apply: eachPod(func(pod map[string]any) { delete(labels(pod), sparkpod.LabelSubmissionID) })},
+		{Name: "spec-removed", Apply: func(r map[string]any) { delete(coretest.Parent(r), "spec") }},
+		{Name: "pod-submission-label-other", Apply: eachPod(func(pod map[string]any) { coretest.Labels(pod)[sparkpod.LabelSubmissionID] = "other" })},
+		{Name: "pod-submission-label-removed", Apply: eachPod(func(pod map[string]any) { delete(coretest.Labels(pod), sparkpod.LabelSubmissionID) })},
 		{Name: "pod-running-ready", Apply: eachPod(func(pod map[string]any) {
 			pod["status"] = map[string]any{"phase": "Running", "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		})},
 		{Name: "pod-failed", Apply: eachPod(func(pod map[string]any) { pod["status"] = map[string]any{"phase": "Failed"} })},
-		{Name: "pod-being-deleted", Apply: eachPod(func(pod map[string]any) { obj(pod, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
+		{Name: "pod-being-deleted", Apply: eachPod(func(pod map[string]any) { coretest.Obj(pod, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
 		{Name: "second-live-pod", Apply: func(r map[string]any) {
 			pods(r)["intruder"] = map[string]any{"apiVersion": "v1", "kind": "Pod",
 				"metadata": map[string]any{"name": "intruder", "labels": map[string]any{sparkpod.LabelSubmissionID: "x"}},

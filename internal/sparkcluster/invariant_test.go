@@ -89,34 +89,24 @@ func observedStatefulSets(t *testing.T, raw []byte) (names []string, deleting bo
 }
 
 func clusterMutations() []coretest.Mutation {
-	obj := func(m map[string]any, key string) map[string]any {
-		v, _ := m[key].(map[string]any)
-		if v == nil {
-			v = map[string]any{}
-			m[key] = v
-		}
-		return v
-	}
-	parent := func(r map[string]any) map[string]any { return obj(r, "parent") }
-	spec := func(r map[string]any) map[string]any { return obj(parent(r), "spec") }
 	ic := func(r map[string]any) map[string]any {
-		return obj(obj(spec(r), "clusterTolerations"), "instanceConfig")
+		return coretest.Obj(coretest.Obj(coretest.Spec(r), "clusterTolerations"), "instanceConfig")
 	}
-	sets := func(r map[string]any) map[string]any { return obj(obj(r, "children"), "StatefulSet.apps/v1") }
+	sets := func(r map[string]any) map[string]any { return coretest.Group(r, "StatefulSet.apps/v1") }
 	return []coretest.Mutation{
 		{Name: "unchanged", Apply: func(map[string]any) {}},
-		{Name: "status-erased", Apply: func(r map[string]any) { delete(parent(r), "status") }},
-		{Name: "spec-removed", Apply: func(r map[string]any) { delete(parent(r), "spec") }},
+		{Name: "status-erased", Apply: func(r map[string]any) { delete(coretest.Parent(r), "status") }},
+		{Name: "spec-removed", Apply: func(r map[string]any) { delete(coretest.Parent(r), "spec") }},
 		{Name: "spec-invalid-bounds", Apply: func(r map[string]any) { ic(r)["minWorkers"] = 10 }},
 		{Name: "spec-negative", Apply: func(r map[string]any) { ic(r)["initWorkers"] = -1 }},
 		{Name: "spec-does-not-decode", Apply: func(r map[string]any) {
-			obj(spec(r), "masterSpec")["statefulSetSpec"] = map[string]any{"replicas": "one"}
+			coretest.Obj(coretest.Spec(r), "masterSpec")["statefulSetSpec"] = map[string]any{"replicas": "one"}
 		}},
-		{Name: "spec-version-removed", Apply: func(r map[string]any) { obj(spec(r), "runtimeVersions")["sparkVersion"] = "" }},
+		{Name: "spec-version-removed", Apply: func(r map[string]any) { coretest.Obj(coretest.Spec(r), "runtimeVersions")["sparkVersion"] = "" }},
 		{Name: "name-too-long", Apply: func(r map[string]any) {
-			obj(parent(r), "metadata")["name"] = "a-cluster-name-that-is-far-too-long-for-statefulsets"
+			coretest.Obj(coretest.Parent(r), "metadata")["name"] = "a-cluster-name-that-is-far-too-long-for-statefulsets"
 		}},
-		{Name: "name-changed", Apply: func(r map[string]any) { obj(parent(r), "metadata")["name"] = "other" }},
+		{Name: "name-changed", Apply: func(r map[string]any) { coretest.Obj(coretest.Parent(r), "metadata")["name"] = "other" }},
 		{Name: "autoscaled", Apply: func(r map[string]any) { ic(r)["maxWorkers"] = 10 }},
 		{Name: "workers-zero", Apply: func(r map[string]any) { ic(r)["initWorkers"] = 0; ic(r)["minWorkers"] = 0; ic(r)["maxWorkers"] = 0 }},
 		{Name: "foreign-statefulset", Apply: func(r map[string]any) {
@@ -127,17 +117,22 @@ func clusterMutations() []coretest.Mutation {
 				sets(r)[n] = nil
 			}
 		}},
-		{Name: "suspended", Apply: func(r map[string]any) { spec(r)["suspend"] = true }},
-		{Name: "resumed", Apply: func(r map[string]any) { spec(r)["suspend"] = false }},
-		{Name: "suspend-not-a-bool", Apply: func(r map[string]any) { spec(r)["suspend"] = "yes" }},
-		{Name: "suspended-invalid", Apply: func(r map[string]any) { spec(r)["suspend"] = true; ic(r)["minWorkers"] = 10 }},
-		{Name: "suspended-renamed", Apply: func(r map[string]any) { spec(r)["suspend"] = true; obj(parent(r), "metadata")["name"] = "other" }},
+		{Name: "suspended", Apply: func(r map[string]any) { coretest.Spec(r)["suspend"] = true }},
+		{Name: "resumed", Apply: func(r map[string]any) { coretest.Spec(r)["suspend"] = false }},
+		{Name: "suspend-not-a-bool", Apply: func(r map[string]any) { coretest.Spec(r)["suspend"] = "yes" }},
+		{Name: "suspended-invalid", Apply: func(r map[string]any) { coretest.Spec(r)["suspend"] = true; ic(r)["minWorkers"] = 10 }},
+		{Name: "suspended-renamed", Apply: func(r map[string]any) {
+			coretest.Spec(r)["suspend"] = true
+			coretest.Obj(coretest.Parent(r), "metadata")["name"] = "other"
+		}},
 		{Name: "suspended-foreign-statefulset", Apply: func(r map[string]any) {
-			spec(r)["suspend"] = true
+			coretest.Spec(r)["suspend"] = true
 			sets(r)["legacy"] = map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "legacy"}}
 		}},
 		{Name: "finalizing", Apply: func(r map[string]any) { r["finalizing"] = true }},
-		{Name: "being-deleted", Apply: func(r map[string]any) { obj(parent(r), "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" }},
+		{Name: "being-deleted", Apply: func(r map[string]any) {
+			coretest.Obj(coretest.Parent(r), "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z"
+		}},
 	}
 }
 

@@ -146,50 +146,30 @@ func liveServers(t *testing.T, raw []byte) map[string]bool {
 }
 
 func mutations() []coretest.Mutation {
-	obj := func(m map[string]any, key string) map[string]any {
-		v, _ := m[key].(map[string]any)
-		if v == nil {
-			v = map[string]any{}
-			m[key] = v
-		}
-		return v
-	}
-	parent := func(r map[string]any) map[string]any { return obj(r, "parent") }
-	status := func(r map[string]any) map[string]any { return obj(parent(r), "status") }
-	spec := func(r map[string]any) map[string]any { return obj(parent(r), "spec") }
-	pods := func(r map[string]any) map[string]any { return obj(obj(r, "children"), "Pod.v1") }
-	eachPod := func(f func(pod map[string]any)) func(map[string]any) {
-		return func(r map[string]any) {
-			for _, p := range pods(r) {
-				if pod, ok := p.(map[string]any); ok {
-					f(pod)
-				}
-			}
-		}
-	}
-	labels := func(pod map[string]any) map[string]any { return obj(obj(pod, "metadata"), "labels") }
+	pods := func(r map[string]any) map[string]any { return coretest.Group(r, "Pod.v1") }
+	eachPod := func(edit func(pod map[string]any)) func(map[string]any) { return coretest.EachChild("Pod.v1", edit) }
 	ms := []coretest.Mutation{
 		{Name: "unchanged", Apply: func(map[string]any) {}},
-		{Name: "status-erased", Apply: func(r map[string]any) { delete(parent(r), "status") }},
-		{Name: "status-submission-other", Apply: func(r map[string]any) { status(r)["submissionID"] = "00000000-0000-5000-8000-000000000000" }},
-		{Name: "status-submission-removed", Apply: func(r map[string]any) { delete(status(r), "submissionID") }},
-		{Name: "status-hash-other", Apply: func(r map[string]any) { status(r)["submittedSpecHash"] = "0000000000000000" }},
-		{Name: "status-state-failed", Apply: func(r map[string]any) { status(r)["state"] = "Failed" }},
-		{Name: "spec-image-edited", Apply: func(r map[string]any) { spec(r)["image"] = "apache/spark:9.9.9" }},
-		{Name: "spec-invalid", Apply: func(r map[string]any) { obj(spec(r), "server")["memory"] = "lots" }},
+		{Name: "status-erased", Apply: func(r map[string]any) { delete(coretest.Parent(r), "status") }},
+		{Name: "status-submission-other", Apply: func(r map[string]any) { coretest.Status(r)["submissionID"] = "00000000-0000-5000-8000-000000000000" }},
+		{Name: "status-submission-removed", Apply: func(r map[string]any) { delete(coretest.Status(r), "submissionID") }},
+		{Name: "status-hash-other", Apply: func(r map[string]any) { coretest.Status(r)["submittedSpecHash"] = "0000000000000000" }},
+		{Name: "status-state-failed", Apply: func(r map[string]any) { coretest.Status(r)["state"] = "Failed" }},
+		{Name: "spec-image-edited", Apply: func(r map[string]any) { coretest.Spec(r)["image"] = "apache/spark:9.9.9" }},
+		{Name: "spec-invalid", Apply: func(r map[string]any) { coretest.Obj(coretest.Spec(r), "server")["memory"] = "lots" }},
 		{Name: "spec-does-not-decode", Apply: func(r map[string]any) {
-			obj(spec(r), "server")["template"] = map[string]any{"spec": map[string]any{"containers": "x"}}
+			coretest.Obj(coretest.Spec(r), "server")["template"] = map[string]any{"spec": map[string]any{"containers": "x"}}
 		}},
-		{Name: "spec-removed", Apply: func(r map[string]any) { delete(parent(r), "spec") }},
-		{Name: "uid-other", Apply: func(r map[string]any) { obj(parent(r), "metadata")["uid"] = "another-uid" }},
-		{Name: "pod-submission-label-removed", Apply: eachPod(func(pod map[string]any) { delete(labels(pod), sparkpod.LabelSubmissionID) })},
-		{Name: "pod-submission-label-other", Apply: eachPod(func(pod map[string]any) { labels(pod)[sparkpod.LabelSubmissionID] = "other" })},
-		{Name: "pod-role-executor", Apply: eachPod(func(pod map[string]any) { labels(pod)[sparkpod.LabelSparkRole] = sparkpod.RoleExecutor })},
+		{Name: "spec-removed", Apply: func(r map[string]any) { delete(coretest.Parent(r), "spec") }},
+		{Name: "uid-other", Apply: func(r map[string]any) { coretest.Obj(coretest.Parent(r), "metadata")["uid"] = "another-uid" }},
+		{Name: "pod-submission-label-removed", Apply: eachPod(func(pod map[string]any) { delete(coretest.Labels(pod), sparkpod.LabelSubmissionID) })},
+		{Name: "pod-submission-label-other", Apply: eachPod(func(pod map[string]any) { coretest.Labels(pod)[sparkpod.LabelSubmissionID] = "other" })},
+		{Name: "pod-role-executor", Apply: eachPod(func(pod map[string]any) { coretest.Labels(pod)[sparkpod.LabelSparkRole] = sparkpod.RoleExecutor })},
 		{Name: "pod-running-ready", Apply: eachPod(func(pod map[string]any) {
 			pod["status"] = map[string]any{"phase": "Running", "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		})},
 		{Name: "pod-failed", Apply: eachPod(func(pod map[string]any) { pod["status"] = map[string]any{"phase": "Failed"} })},
-		{Name: "pod-being-deleted", Apply: eachPod(func(pod map[string]any) { obj(pod, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
+		{Name: "pod-being-deleted", Apply: eachPod(func(pod map[string]any) { coretest.Obj(pod, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
 		{Name: "pod-null", Apply: func(r map[string]any) {
 			for name := range pods(r) {
 				pods(r)[name] = nil
@@ -200,31 +180,22 @@ func mutations() []coretest.Mutation {
 				"metadata": map[string]any{"name": "intruder", "labels": map[string]any{sparkpod.LabelSubmissionID: "x"}},
 				"status":   map[string]any{"phase": "Running"}}
 		}},
-		{Name: "configmaps-gone", Apply: func(r map[string]any) { delete(obj(r, "children"), "ConfigMap.v1") }},
+		{Name: "configmaps-gone", Apply: func(r map[string]any) { delete(coretest.Obj(r, "children"), "ConfigMap.v1") }},
 		{Name: "finalizing", Apply: func(r map[string]any) { r["finalizing"] = true }},
 	}
-	workloads := func(r map[string]any) map[string]any {
-		return obj(obj(r, "children"), "Workload.kueue.x-k8s.io/v1beta2")
-	}
-	eachWorkload := func(f func(wl map[string]any)) func(map[string]any) {
-		return func(r map[string]any) {
-			for _, v := range workloads(r) {
-				if wl, ok := v.(map[string]any); ok {
-					f(wl)
-				}
-			}
-		}
-	}
+	const workload = "Workload.kueue.x-k8s.io/v1beta2"
+	workloads := func(r map[string]any) map[string]any { return coretest.Group(r, workload) }
+	eachWorkload := func(edit func(wl map[string]any)) func(map[string]any) { return coretest.EachChild(workload, edit) }
 	setCond := func(typ, st string) func(map[string]any) {
 		return eachWorkload(func(wl map[string]any) {
 			var out []any
-			conds, _ := obj(wl, "status")["conditions"].([]any)
+			conds, _ := coretest.Obj(wl, "status")["conditions"].([]any)
 			for _, c := range conds {
 				if c.(map[string]any)["type"] != typ {
 					out = append(out, c)
 				}
 			}
-			obj(wl, "status")["conditions"] = append(out, map[string]any{"type": typ, "status": st, "reason": "Test", "message": "mutated", "lastTransitionTime": "2026-03-08T06:00:00Z"})
+			coretest.Obj(wl, "status")["conditions"] = append(out, map[string]any{"type": typ, "status": st, "reason": "Test", "message": "mutated", "lastTransitionTime": "2026-03-08T06:00:00Z"})
 		})
 	}
 	ms = append(ms,
@@ -233,16 +204,18 @@ func mutations() []coretest.Mutation {
 		coretest.Mutation{Name: "workload-finished", Apply: setCond("Finished", "True")},
 		coretest.Mutation{Name: "workload-admitted", Apply: setCond("Admitted", "True")},
 		coretest.Mutation{Name: "workload-not-admitted", Apply: setCond("Admitted", "False")},
-		coretest.Mutation{Name: "workload-no-admission", Apply: eachWorkload(func(wl map[string]any) { delete(obj(wl, "status"), "admission") })},
-		coretest.Mutation{Name: "workload-deleting", Apply: eachWorkload(func(wl map[string]any) { obj(wl, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
-		coretest.Mutation{Name: "workload-queue-other", Apply: eachWorkload(func(wl map[string]any) { obj(wl, "spec")["queueName"] = "other" })},
-		coretest.Mutation{Name: "kueue-disabled", Apply: func(r map[string]any) { delete(obj(r, "children"), "Workload.kueue.x-k8s.io/v1beta2") }},
+		coretest.Mutation{Name: "workload-no-admission", Apply: eachWorkload(func(wl map[string]any) { delete(coretest.Obj(wl, "status"), "admission") })},
+		coretest.Mutation{Name: "workload-deleting", Apply: eachWorkload(func(wl map[string]any) { coretest.Obj(wl, "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })},
+		coretest.Mutation{Name: "workload-queue-other", Apply: eachWorkload(func(wl map[string]any) { coretest.Obj(wl, "spec")["queueName"] = "other" })},
+		coretest.Mutation{Name: "kueue-disabled", Apply: func(r map[string]any) { delete(coretest.Obj(r, "children"), "Workload.kueue.x-k8s.io/v1beta2") }},
 		coretest.Mutation{Name: "kueue-enabled", Apply: func(r map[string]any) {
 			workloads(r)
-			obj(obj(parent(r), "metadata"), "labels")["kueue.x-k8s.io/queue-name"] = "notebooks"
+			coretest.Obj(coretest.Obj(coretest.Parent(r), "metadata"), "labels")["kueue.x-k8s.io/queue-name"] = "notebooks"
 		}},
-		coretest.Mutation{Name: "queue-label-removed", Apply: func(r map[string]any) { delete(obj(obj(parent(r), "metadata"), "labels"), "kueue.x-k8s.io/queue-name") }},
-		coretest.Mutation{Name: "flavors-gone", Apply: func(r map[string]any) { delete(obj(r, "related"), "ResourceFlavor.kueue.x-k8s.io/v1beta2") }},
+		coretest.Mutation{Name: "queue-label-removed", Apply: func(r map[string]any) {
+			delete(coretest.Obj(coretest.Obj(coretest.Parent(r), "metadata"), "labels"), "kueue.x-k8s.io/queue-name")
+		}},
+		coretest.Mutation{Name: "flavors-gone", Apply: func(r map[string]any) { delete(coretest.Obj(r, "related"), "ResourceFlavor.kueue.x-k8s.io/v1beta2") }},
 	)
 	return ms
 }
