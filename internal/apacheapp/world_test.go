@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
 	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
-	"github.com/sparkhooks/sparkhooks/internal/testsupport/crdschema"
 )
 
 // piYAML is Apache's examples/pi.yaml, in shape.
@@ -117,30 +115,7 @@ func (w *world) snapshot() string {
 
 func (w *world) apply(resp *metacontroller.SyncResponse) {
 	w.t.Helper()
-	desired := map[string]bool{}
-	for _, c := range coretest.Children(w.t, resp) {
-		require.Contains(w.t, w.children, c.Key, "child of an undeclared type %s", c.Key)
-		desired[c.Key+"/"+c.Name] = true
-		if _, exists := w.children[c.Key][c.Name]; exists {
-			continue
-		}
-		if c.Key == keyPod && w.rejectPods {
-			continue
-		}
-		w.uids++
-		coretest.CreatedAt(c, w.uids, w.now)
-		if c.Key == keyPod {
-			c.Obj["status"] = map[string]any{"phase": "Pending"}
-		}
-		w.children[c.Key][c.Name] = c.Obj
-	}
-	for key, objs := range w.children {
-		for name := range objs {
-			if !desired[key+"/"+name] {
-				delete(objs, name)
-			}
-		}
-	}
+	w.children.Apply(w.t, resp, &w.uids, w.now, func(c coretest.Child) bool { return c.Key == keyPod && w.rejectPods })
 	raw := coretest.MustJSON(w.t, resp.Status)
 	w.checkSchema(raw)
 	st := sparkv1.ApplicationStatus{}
@@ -148,17 +123,14 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 	w.app.Status = st
 }
 
-// checkSchema rejects a status the CRD would reject, as the API server would.
+// checkSchema rejects a status the CRD would reject: in a cluster, Metacontroller's status
+// write would fail and every later sync with it.
 func (w *world) checkSchema(status []byte) {
 	w.t.Helper()
-	crd, err := loadCRD()
-	require.NoError(w.t, err)
-	coretest.CheckStatus(w.t, crd, w.app, status)
+	checkStatus(w.t, w.app, status)
 }
 
-var loadCRD = sync.OnceValues(func() (*crdschema.Validator, error) {
-	return crdschema.Load(filepath.Join("..", "..", "crds", "spark.apache.org_sparkapplications.yaml"))
-})
+var checkStatus = coretest.StatusSchema(filepath.Join("..", "..", "crds", "spark.apache.org_sparkapplications.yaml"))
 
 func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
 	"github.com/sparkhooks/sparkhooks/internal/testsupport/coretest"
-	"github.com/sparkhooks/sparkhooks/internal/testsupport/crdschema"
 )
 
 // world is a small stand-in for the API server, Metacontroller and the kubelet: it applies each
@@ -202,14 +200,10 @@ func (w *world) apply(resp *metacontroller.SyncResponse) {
 // write would fail and every later sync with it.
 func (w *world) checkSchema(status []byte) {
 	w.t.Helper()
-	crd, err := loadCRD()
-	require.NoError(w.t, err)
-	coretest.CheckStatus(w.t, crd, w.app, status)
+	checkStatus(w.t, w.app, status)
 }
 
-var loadCRD = sync.OnceValues(func() (*crdschema.Validator, error) {
-	return crdschema.Load(filepath.Join("..", "..", "crds", "sparkoperator.k8s.io_sparkapplications.yaml"))
-})
+var checkStatus = coretest.StatusSchema(filepath.Join("..", "..", "crds", "sparkoperator.k8s.io_sparkapplications.yaml"))
 
 func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
 

@@ -81,25 +81,7 @@ func (w *world) sync() error {
 	var status v1alpha1.SparkConnectStatus
 	require.NoError(w.t, json.Unmarshal(coretest.MustJSON(w.t, resp.Status), &status))
 	w.sc.Status = status
-	desired := map[string]bool{}
-	for _, c := range coretest.Children(w.t, resp) {
-		desired[c.Key+"/"+c.Name] = true
-		if _, ok := w.children[c.Key][c.Name]; !ok {
-			w.uids++
-			coretest.CreatedAt(c, w.uids, w.now)
-			if c.Key == keyPod {
-				c.Obj["status"] = map[string]any{"phase": "Pending"}
-			}
-			w.children[c.Key][c.Name] = c.Obj
-		}
-	}
-	for key, objs := range w.children {
-		for name := range objs {
-			if !desired[key+"/"+name] {
-				delete(objs, name)
-			}
-		}
-	}
+	w.children.Apply(w.t, resp, &w.uids, w.now, nil)
 	return nil
 }
 

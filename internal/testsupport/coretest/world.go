@@ -3,6 +3,7 @@ package coretest
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,4 +105,45 @@ func CheckStatus(t testing.TB, crd *crdschema.Validator, parent any, status []by
 	obj["status"] = st
 	errs := crd.Validate(obj)
 	require.Empty(t, errs, "status rejected by the CRD schema: %v", errs)
+}
+
+// Apply plays Metacontroller's part of one answer on the observed children: a child the answer
+// names for the first time is created (the next of uids, created at now; a Pod Pending) unless
+// refuse says the API server would not create it; a child observed already stays as observed;
+// one the answer leaves out is deleted. A child of a type not in objs fails the test, as the
+// registration would not declare it.
+func (objs Objects) Apply(t testing.TB, resp *metacontroller.SyncResponse, uids *int, now time.Time, refuse func(Child) bool) {
+	t.Helper()
+	desired := map[string]bool{}
+	for _, c := range Children(t, resp) {
+		require.Contains(t, objs, c.Key, "child of an undeclared type %s", c.Key)
+		desired[c.Key+"/"+c.Name] = true
+		if _, exists := objs[c.Key][c.Name]; exists || (refuse != nil && refuse(c)) {
+			continue
+		}
+		*uids++
+		CreatedAt(c, *uids, now)
+		if c.Obj["kind"] == "Pod" {
+			c.Obj["status"] = map[string]any{"phase": "Pending"}
+		}
+		objs[c.Key][c.Name] = c.Obj
+	}
+	for key, group := range objs {
+		for name := range group {
+			if !desired[key+"/"+name] {
+				delete(group, name)
+			}
+		}
+	}
+}
+
+// StatusSchema is CheckStatus against the CRD in file, which it loads once, on first use.
+func StatusSchema(file string) func(t testing.TB, parent any, status []byte) {
+	load := sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.Load(file) })
+	return func(t testing.TB, parent any, status []byte) {
+		t.Helper()
+		crd, err := load()
+		require.NoError(t, err)
+		CheckStatus(t, crd, parent, status)
+	}
 }
