@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -26,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/sparkimages"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
@@ -62,14 +60,11 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	defer func() { code = suite.Close(code) }()
-	imagesDir := os.Getenv("SPARK_IMAGES_DIR")
-	if imagesDir == "" {
-		imagesDir = filepath.Join(repoRoot, ".cache", "spark-images")
-	}
-	imagesDir, _ = filepath.Abs(imagesDir)
-	images, err := prockubelet.LoadImageTable(filepath.Join(imagesDir, "images.json"))
+	// Both operators' pods, and Kubeflow's spark-submit, run on the same quick-start images, so
+	// the comparison is even.
+	imagesDir, images, err := harness.SparkImages(repoRoot)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "kubeflow e2e: %v\nPrepare the local Spark images first: make spark-images\n", err)
+		fmt.Fprintln(os.Stderr, "kubeflow e2e:", err)
 		return 1
 	}
 	logf := suite.Logf
@@ -92,10 +87,10 @@ func runMain(m *testing.M) (code int) {
 		Chart: filepath.Join(repoRoot, "chart"), ChartSet: []string{"replicaCount=1"}, Sparkhooks: binary,
 		Metacontroller: metacontroller, MetacontrollerChart: filepath.Join(filepath.Dir(metacontroller), "helm", "metacontroller"),
 		MetacontrollerValues: filepath.Join(repoRoot, "chart", "metacontroller-values.yaml"),
-		Images:               quickStartJVMs(images), Network: network, NodeName: "kubeflow-node", Logf: logf,
+		Images:               images, Network: network, NodeName: "kubeflow-node", Logf: logf,
 		// Kubeflow's controller image, and any Spark release an application names, are prepared
 		// when a pod first names them, as make run OPERATOR=kubeflow does.
-		ImageSource: quickStartSource{&sparkimages.Builder{Script: script, Dir: imagesDir, Logf: logf, KubeflowOperator: release}},
+		ImageSource: harness.QuickStartSource{ImageSource: &sparkimages.Builder{Script: script, Dir: imagesDir, Logf: logf, KubeflowOperator: release}},
 		// As in the sandbox: the examples ask for more cores than the machine has; nothing
 		// limits them.
 		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32")},
@@ -110,27 +105,4 @@ func runMain(m *testing.M) (code int) {
 	// spark-operator-spark, its webhook, its UI Services).
 	shared.kubeflow = &stack.KubeflowOperator{Chart: filepath.Join(release, "chart")}
 	return m.Run()
-}
-
-// javaToolOptions has every JVM compile with C1 only, as in sandbox/e2e/spark (quickStartJVMs
-// there): short applications on two cores. Both operators' pods, and Kubeflow's spark-submit,
-// run on the same images, so the comparison is even.
-const javaToolOptions = "JAVA_TOOL_OPTIONS=-XX:TieredStopAtLevel=1"
-
-func quickStartJVMs(table *prockubelet.ImageTable) *prockubelet.ImageTable {
-	images := table.All()
-	for ref, image := range images {
-		image.Env = append(slices.Clone(image.Env), javaToolOptions)
-		images[ref] = image
-	}
-	return prockubelet.NewImageTable(images)
-}
-
-// quickStartSource is an image source whose images' JVMs compile with C1 only.
-type quickStartSource struct{ prockubelet.ImageSource }
-
-func (q quickStartSource) Pull(ctx context.Context, ref string, progress func(prockubelet.Progress)) (prockubelet.Image, error) {
-	image, err := q.ImageSource.Pull(ctx, ref, progress)
-	image.Env = append(slices.Clone(image.Env), javaToolOptions)
-	return image, err
 }

@@ -8,7 +8,7 @@
 // standalone masters and workers — as local processes on the image layers `make spark-images`
 // prepares. Nothing here is simulated: the Spark driver reads the properties and pod template the
 // hook wrote, asks the API server for its executors as the chart's spark account, and the tests
-// read what Spark printed. The images' JVMs compile with C1 only (quickStartJVMs), to fit two cores.
+// read what Spark printed. The images' JVMs compile with C1 only (harness.QuickStartJVMs), to fit two cores.
 //
 // It needs root (namespaces, mounts, a bridge). Run with `make e2e`.
 package spark
@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -27,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
-	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/prockubelet/podinit"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
@@ -73,17 +71,11 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	defer func() { code = suite.Close(code) }()
-	imagesDir := os.Getenv("SPARK_IMAGES_DIR")
-	if imagesDir == "" {
-		imagesDir = filepath.Join(repoRoot, ".cache", "spark-images")
-	}
-	imagesDir, _ = filepath.Abs(imagesDir)
-	images, err := prockubelet.LoadImageTable(filepath.Join(imagesDir, "images.json"))
+	imagesDir, images, err := harness.SparkImages(repoRoot)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "spark e2e: %v\nPrepare the local Spark images first: make spark-images\n", err)
+		fmt.Fprintln(os.Stderr, "spark e2e:", err)
 		return 1
 	}
-	images = quickStartJVMs(images)
 	shared.dir, shared.imagesDir = suite.Dir, imagesDir
 	logf := suite.Logf
 	binary, err := suite.BuildSparkhooks(repoRoot, raceEnabled)
@@ -145,19 +137,6 @@ func runMain(m *testing.M) (code int) {
 	fmt.Fprintf(os.Stderr, "spark e2e: the controller is %s\n", s.Controller)
 
 	return m.Run()
-}
-
-// quickStartJVMs has every JVM of the suite's Spark images compile with C1 only, the one way
-// they differ from the stock images: the suite's applications are short, and on two cores the C2
-// compiler threads of a dozen JVMs cost about 40 % of their CPU (a SparkPi driver in local mode
-// here: 8.4 CPU-seconds by default, 5.0 with C1 only; with 1000 tasks 15.3 and 9.5).
-func quickStartJVMs(table *prockubelet.ImageTable) *prockubelet.ImageTable {
-	images := table.All()
-	for ref, image := range images {
-		image.Env = append(slices.Clone(image.Env), "JAVA_TOOL_OPTIONS=-XX:TieredStopAtLevel=1")
-		images[ref] = image
-	}
-	return prockubelet.NewImageTable(images)
 }
 
 // optInCRDs is a directory under dir with the CRDs the chart leaves to the admin: Apache's
