@@ -215,7 +215,7 @@ func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, c
 	if role == roleMaster {
 		// The address sbin/start-master.sh advertises: the Pod's name under its StatefulSet's
 		// Service. Without --host the master would advertise its Pod IP.
-		ctr.Command = daemonCommand("org.apache.spark.deploy.master.Master",
+		ctr.Command = daemonCommand("", "org.apache.spark.deploy.master.Master",
 			`--host "${SPARK_MASTER_HOST:-$(hostname -f 2>/dev/null || hostname)}"`,
 			fmt.Sprintf("--port %d --webui-port %d", masterPort, masterWebPort))
 		env = append(env, corev1.EnvVar{Name: "SPARK_MASTER_OPTS", Value: opts})
@@ -226,8 +226,8 @@ func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, c
 		}
 	} else {
 		webPort = workerWebPort
-		ctr.Command = daemonCommand("org.apache.spark.deploy.worker.Worker", fmt.Sprintf("--webui-port %d", workerWebPort), MasterURL(c))
-		ctr.Command[2] = untilMasterAnswers(c) + ctr.Command[2]
+		ctr.Command = daemonCommand(untilMasterAnswers(c), "org.apache.spark.deploy.worker.Worker",
+			fmt.Sprintf("--webui-port %d", workerWebPort), MasterURL(c))
 		env = append(env, corev1.EnvVar{Name: "SPARK_WORKER_OPTS", Value: opts})
 		ports = []corev1.ContainerPort{{Name: "web", ContainerPort: workerWebPort, Protocol: corev1.ProtocolTCP}}
 	}
@@ -264,9 +264,10 @@ func daemon(c *sparkv1.SparkCluster, role string, pod *corev1.PodTemplateSpec, c
 // (SPARK_NO_DAEMONIZE) that script keeps the JVM as its child, so the container's first process
 // is a bash that ignores SIGTERM, a deleted Pod's daemon never hears of it and the kubelet kills
 // it after the whole grace period. spark-class execs the JVM, which handles SIGTERM: a worker
-// stops its executors and leaves the master at once.
-func daemonCommand(class string, args ...string) []string {
-	return []string{"bash", "-c", fmt.Sprintf(`export SPARK_HOME="${SPARK_HOME:-/opt/spark}" && . "$SPARK_HOME/sbin/spark-config.sh" && exec "$SPARK_HOME/bin/spark-class" %s %s`, class, strings.Join(args, " "))}
+// stops its executors and leaves the master at once. before, when not empty, is a step of the
+// script that ends in "&& " and runs first.
+func daemonCommand(before, class string, args ...string) []string {
+	return []string{"bash", "-c", before + fmt.Sprintf(`export SPARK_HOME="${SPARK_HOME:-/opt/spark}" && . "$SPARK_HOME/sbin/spark-config.sh" && exec "$SPARK_HOME/bin/spark-class" %s %s`, class, strings.Join(args, " "))}
 }
 
 // The probes use only bash and its builtins (/dev/tcp, read): bash is what Spark's sbin scripts
