@@ -121,3 +121,28 @@ var syncRequestSeeds = []string{
 	`[]`,
 	`{"parent":{},"finalizing":null}`,
 }
+
+func TestSkipStringFindsTheClosingQuote(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int // index after the string, -1 when it does not end
+	}{
+		{`"" rest`, 2},
+		{`"abc",`, 5},
+		{`"a\"b"x`, 6},
+		{`"a\\"x`, 5},
+		{`"a\\\"b"x`, 8},
+		{`"\\\\"`, 6},
+		{`"unterminated`, -1},
+		{`"escaped end\"`, -1},
+		{`"\u00e9\n"`, 10},
+	} {
+		got, err := skipString([]byte(tc.in), 0)
+		if tc.want < 0 {
+			assert.Error(t, err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+	}
+}
