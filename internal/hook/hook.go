@@ -51,6 +51,15 @@ type Executor struct {
 // SyncFunc is a pure sync or finalize decision.
 type SyncFunc func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, Outcome, error)
 
+// Silent is finalize as a SyncFunc that reports nothing: the parent is on its way out, and its
+// last answer tells no story and moves no metric.
+func Silent(finalize func(req *metacontroller.SyncRequest) (*metacontroller.SyncResponse, error)) SyncFunc {
+	return func(req *metacontroller.SyncRequest, _ time.Time) (*metacontroller.SyncResponse, Outcome, error) {
+		resp, err := finalize(req)
+		return resp, Outcome{}, err
+	}
+}
+
 // CustomizeFunc is a pure customize decision.
 type CustomizeFunc func(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error)
 

@@ -60,11 +60,7 @@ func Hooks(cfg Config) hook.Kind {
 		Sync: func(req *metacontroller.SyncRequest, now time.Time) (*metacontroller.SyncResponse, hook.Outcome, error) {
 			return Sync(req, now, cfg)
 		},
-		// Finalize reports nothing: the parent is on its way out.
-		Finalize: func(req *metacontroller.SyncRequest, _ time.Time) (*metacontroller.SyncResponse, hook.Outcome, error) {
-			resp, err := Finalize(req)
-			return resp, hook.Outcome{}, err
-		},
+		Finalize:  hook.Silent(Finalize),
 		Customize: Customize,
 	}
 }
