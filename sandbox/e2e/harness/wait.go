@@ -18,10 +18,16 @@ const pollInterval = 50 * time.Millisecond
 // value get returned. Its error says what was wanted and what was seen last: describe's account
 // of the last value, or get's last error. An error of get is retried.
 func WaitFor[T any](ctx context.Context, timeout time.Duration, want string, get func(context.Context) (T, error), ok func(T) bool, describe func(T) string) (T, error) {
+	return WaitEvery(ctx, pollInterval, timeout, want, get, ok, describe)
+}
+
+// WaitEvery is WaitFor looking every interval: for a get that costs more than one read (the
+// spark suite's observers list Pods and read cgroups on every look).
+func WaitEvery[T any](ctx context.Context, interval, timeout time.Duration, want string, get func(context.Context) (T, error), ok func(T) bool, describe func(T) string) (T, error) {
 	var last T
 	var lastErr error
 	seen := false
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		v, err := get(ctx)
 		if err != nil {
 			lastErr = err

@@ -173,26 +173,21 @@ func (n *namespace) get(gvr schema.GroupVersionResource, name string) (*unstruct
 // record what only exists while the application runs (executors, a UI).
 func (n *namespace) waitFor(gvr schema.GroupVersionResource, name, want string, timeout time.Duration, accept func(*unstructured.Unstructured) bool, observers ...func()) *unstructured.Unstructured {
 	n.t.Helper()
-	var last *unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	obj, err := harness.WaitEvery(context.Background(), 250*time.Millisecond, timeout, want, func(context.Context) (*unstructured.Unstructured, error) {
 		for _, observe := range observers {
 			observe()
 		}
-		obj, err := n.get(gvr, name)
-		if err != nil {
-			return false, nil
-		}
-		last = obj
-		return accept(obj), nil
-	})
+		return n.get(gvr, name)
+	}, accept, objectStatus)
 	if err != nil {
-		status := "<not found>"
-		if last != nil {
-			status = fmt.Sprint(last.Object["status"])
-		}
-		n.t.Fatalf("%s %s/%s: want %s within %s; status %s", gvr.Resource, n.name, name, want, timeout, status)
+		n.t.Fatalf("%s %s/%s: %v", gvr.Resource, n.name, name, err)
 	}
-	return last
+	return obj
+}
+
+// objectStatus is an object's status in a line, for a wait's message.
+func objectStatus(obj *unstructured.Unstructured) string {
+	return "status " + fmt.Sprint(obj.Object["status"])
 }
 
 // waitAppState waits for a SparkApplication state and fails early on a terminal state that is

@@ -356,49 +356,50 @@ func (m *manager) get(gvr schema.GroupVersionResource, name string) *unstructure
 // waitState waits for the manager's application to show state, calling observe between polls.
 func (m *manager) waitState(name, state string, timeout time.Duration, observers ...func()) *unstructured.Unstructured {
 	m.t.Helper()
-	var last *unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	// Every 100 ms: the observers time the status copies.
+	app, err := harness.WaitEvery(context.Background(), 100*time.Millisecond, timeout, "state "+state, func(ctx context.Context) (*unstructured.Unstructured, error) {
 		for _, observe := range observers {
 			observe()
 		}
-		app, err := m.dyn.Resource(sparkApplications).Namespace(m.namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		last = app
-		return appState(app) == state, nil
-	})
+		return m.dyn.Resource(sparkApplications).Namespace(m.namespace).Get(ctx, name, metav1.GetOptions{})
+	}, func(app *unstructured.Unstructured) bool { return appState(app) == state }, objectStatus)
 	if err != nil {
-		status := "<not found>"
-		if last != nil {
-			status = fmt.Sprint(last.Object["status"])
-		}
 		wl, _ := m.dyn.Resource(workloadsGVR).Namespace(m.namespace).Get(context.Background(), "sparkapplication-"+name, metav1.GetOptions{})
-		m.t.Fatalf("the manager's %s: want state %s within %s; status %s; its Workload: %s", name, state, timeout, status, workloadMessage(wl))
+		m.t.Fatalf("the manager's %s: %v; its Workload: %s", name, err, workloadMessage(wl))
 	}
-	return last
+	return app
 }
 
 func (m *manager) waitGone(gvr schema.GroupVersionResource, name string, timeout time.Duration) {
 	m.t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	if err := waitGone(timeout, func(ctx context.Context) error {
 		_, err := m.dyn.Resource(gvr).Namespace(m.namespace).Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		m.t.Fatalf("%s %s is still on the manager after %s", gvr.Resource, name, timeout)
+		return err
+	}); err != nil {
+		m.t.Fatalf("%s %s on the manager: %v", gvr.Resource, name, err)
 	}
 }
 
 func (n *namespace) waitGoneOnWorker(gvr schema.GroupVersionResource, name string, timeout time.Duration) {
 	n.t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	if err := waitGone(timeout, func(context.Context) error {
 		_, err := n.get(gvr, name)
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		n.t.Fatalf("%s %s is still on the worker after %s", gvr.Resource, name, timeout)
+		return err
+	}); err != nil {
+		n.t.Fatalf("%s %s on the worker: %v", gvr.Resource, name, err)
 	}
+}
+
+// waitGone waits until get finds nothing.
+func waitGone(timeout time.Duration, get func(context.Context) error) error {
+	_, err := harness.WaitFor(context.Background(), timeout, "it gone", func(ctx context.Context) (bool, error) {
+		err := get(ctx)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	}, func(gone bool) bool { return gone }, func(bool) string { return "it still there" })
+	return err
 }
 
 // workloadMessage is a Workload's conditions in a line.
