@@ -135,11 +135,12 @@ e2e: spark-images image
 ## SparkApplication run with real Spark under sparkhooks and the real Metacontroller, then under the
 ## Kubeflow Spark Operator's own chart, on one cluster, and every difference checked against
 ## docs/kubeflow-compat.md (make e2e runs the corpus' CI subset). Needs root, METACONTROLLER_BIN and
-## KUBEFLOW_SPARK_OPERATOR (found in ../shared).
+## KUBEFLOW_SPARK_OPERATOR (found in ../shared). Then the live switch-over with applications running, from
+## Kubeflow's operator to sparkhooks and back (docs/migrate-from-kubeflow.md).
 e2e-kubeflow: spark-images
 	@[ -n "$$METACONTROLLER_BIN" ] && [ -n "$$KUBEFLOW_SPARK_OPERATOR" ] || { echo "e2e-kubeflow: METACONTROLLER_BIN and KUBEFLOW_SPARK_OPERATOR must name Metacontroller and the Kubeflow Spark Operator's release" >&2; exit 1; }
 	export KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" && \
-	cd sandbox && SPARKHOOKS_KUBEFLOW_CORPUS=all $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 120m -v -run '^TestSameApplicationsUnderBothOperators$$' ./e2e/kubeflow/
+	cd sandbox && SPARKHOOKS_KUBEFLOW_CORPUS=all $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 120m -v -run '^(TestSameApplicationsUnderBothOperators|TestSwitchOverWithRunningApplications)$$' ./e2e/kubeflow/
 
 ## e2e-apache: the Apache Spark Kubernetes Operator 1.0.0's own e2e suite (APACHE_SPARK_OPERATOR's
 ## tests/e2e, unchanged) run by chainsaw against the real control plane, Metacontroller, the chart and

@@ -25,6 +25,10 @@
 //     the submitted spec's hash is kept in status.submittedSpecHash, and a valid spec with a
 //     different hash invalidates the attempt on the next sync, whatever the state. An invalid
 //     edit never stops a running attempt: it is reported in the SpecValid condition.
+//   - An application taken over from the Kubeflow operator (docs/migrate-from-kubeflow.md) keeps
+//     the attempt Kubeflow submitted: its driver Pod is followed to its end, as a child when
+//     labelled for adoption, else found by name as a related object, and never submitted again
+//     (kubeflow.go; the Adopted condition).
 //   - Metacontroller cannot delete the parent, so timeToLiveSeconds (or the operator default,
 //     Config.DefaultTimeToLiveSeconds) releases every child and sets the Expired condition; a
 //     separate pass, sparkhooks gc, deletes the SparkApplications that condition marks. The

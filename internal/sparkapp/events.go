@@ -44,6 +44,10 @@ const (
 	EventNamespaceNotSelected = "SparkApplicationNamespaceNotSelected"
 	// EventManagedElsewhere says, once, that another controller (spec.managedBy) runs it.
 	EventManagedElsewhere = "SparkApplicationManagedElsewhere"
+	// EventAdopted and EventDriverNotOwned tell how an attempt the Kubeflow operator submitted
+	// was taken over (the Adopted condition).
+	EventAdopted        = "SparkApplicationAdopted"
+	EventDriverNotOwned = "SparkDriverNotOwned"
 )
 
 // Event actions: what sparkhooks did, or saw, about the application.
@@ -245,5 +249,12 @@ func (t *transition) conditionEvents() {
 	}
 	if c := t.changed(condNamespaceSelected); c != nil && c.Status == metav1.ConditionFalse {
 		t.add(event.Normal, EventNamespaceNotSelected, actionSubmit, c.Message)
+	}
+	if c := t.changed(condAdopted); c != nil {
+		if c.Status == metav1.ConditionTrue {
+			t.add(event.Normal, EventAdopted, actionTrack, c.Message)
+		} else {
+			t.add(event.Warning, EventDriverNotOwned, actionTrack, c.Message)
+		}
 	}
 }

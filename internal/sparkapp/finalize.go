@@ -77,6 +77,9 @@ func CustomizeTranslated(req *metacontroller.CustomizeRequest, app *v1beta2.Spar
 				Resource: kueue.WorkloadResource, Namespace: app.Namespace, Names: []string{prebuilt}})
 		}
 	}
+	if rule := kubeflowDriverRule(app); rule != nil {
+		rules = append(rules, *rule)
+	}
 	rules = append(rules, namespaceRule(app))
 	rules = append(rules, admissionRules(app.Namespace, rules)...)
 	return &metacontroller.CustomizeResponse{RelatedResources: rules}

@@ -325,6 +325,7 @@ func TestGoldenCases(t *testing.T) {
 	cases = append(cases, safetyCases()...)
 	cases = append(cases, refusalCases()...)
 	cases = append(cases, exampleCases(t)...)
+	cases = append(cases, kubeflowCases()...)
 	for _, gc := range cases {
 		hook := gc.hook
 		if hook == "" {

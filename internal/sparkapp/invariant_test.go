@@ -362,6 +362,23 @@ func mutations(req map[string]any) []mutation {
 		add(pod+"/also-related-executor", func(r map[string]any) { obj(obj(r, "related"), "Pod.v1")[pod] = podOf(r) })
 	}
 
+	// A driver Pod among the related objects is one Kubeflow's operator made and Metacontroller
+	// released (kubeflow.go): whatever it says, the answer keeps every live child.
+	for _, pod := range sortedKeys(obj(obj(req, "related"), "Pod.v1")) {
+		relOf := func(r map[string]any) map[string]any { return obj(obj(obj(r, "related"), "Pod.v1"), pod) }
+		if obj(obj(relOf(req), "metadata"), "labels")["spark-role"] != "driver" {
+			continue
+		}
+		for _, phase := range []string{"Pending", "Running", "Succeeded", "Failed", "Unknown"} {
+			add(pod+"/related-phase-"+phase, func(r map[string]any) { obj(relOf(r), "status")["phase"] = phase })
+		}
+		add(pod+"/related-submission-other", func(r map[string]any) {
+			obj(obj(relOf(r), "metadata"), "labels")["sparkoperator.k8s.io/submission-id"] = "other"
+		})
+		add(pod+"/related-deleting", func(r map[string]any) { obj(relOf(r), "metadata")["deletionTimestamp"] = "2026-03-08T06:00:00Z" })
+		add(pod+"/related-also-child", func(r map[string]any) { obj(obj(r, "children"), "Pod.v1")[pod] = relOf(r) })
+	}
+
 	for _, st := range []string{"", "SUBMITTED", "RUNNING", "SUCCEEDING", "COMPLETED", "FAILING", "FAILED",
 		"SUBMISSION_FAILED", "PENDING_RERUN", "INVALIDATING", "SUSPENDING", "SUSPENDED", "RESUMING", "UNKNOWN", "DANCING"} {
 		add("state="+stateName(v1beta2.ApplicationStateType(st)), func(r map[string]any) { obj(status(r), "applicationState")["state"] = st })

@@ -85,7 +85,10 @@ type input struct {
 	// must not make the decision overlook it (and leave it out of the answer, which deletes it).
 	drivers []*podView
 	execs   []*executorPod // related executor Pods of any attempt, sorted by executor id
-	related metacontroller.ChildMap
+	// kubeflowDriver is the related Pod that status.driverInfo.podName names while the
+	// attempt is one Kubeflow's operator submitted (kubeflowDriverRule), nil otherwise.
+	kubeflowDriver *podView
+	related        metacontroller.ChildMap
 	// clusterRelated is true when the request carries cluster-scoped related objects: a v2 sync
 	// hook's does, a v1 one's of a namespaced parent leaves them out.
 	clusterRelated bool
@@ -136,6 +139,14 @@ func decodeObserved(req *metacontroller.SyncRequest, app *v1beta2.SparkApplicati
 	for name, raw := range req.Related[keyPod] {
 		if _, child := req.Children[keyPod][name]; child {
 			continue // a driver whose role label was edited to executor's
+		}
+		if name == app.Status.DriverInfo.PodName && submittedByKubeflow(&app.Status) {
+			pod := &podView{}
+			if err := json.Unmarshal(raw, pod); err != nil {
+				return nil, metacontroller.RequestErrorf("decode related Pod %q: %w", name, err)
+			}
+			in.kubeflowDriver = pod
+			continue
 		}
 		pod, err := decodeExecutor(raw)
 		if err != nil {

@@ -222,11 +222,18 @@ func (d *decider) suspended() bool { return d.spec.Spec.Suspend != nil && *d.spe
 
 // specChanged is true when a valid spec differs from the one the current attempt runs.
 func (d *decider) specChanged() bool {
-	return d.invalid == "" && d.status.SubmittedSpecHash != "" && d.status.SubmittedSpecHash != d.hash
+	if d.invalid != "" {
+		return false
+	}
+	if submittedByKubeflow(&d.status) {
+		return d.kubeflowSpecChanged()
+	}
+	return d.status.SubmittedSpecHash != "" && d.status.SubmittedSpecHash != d.hash
 }
 
 func (d *decider) decide() error {
 	d.reportSpecValidity()
+	d.adoptKubeflowStatus()
 	switch st := d.status.AppState.State; st {
 	case v1beta2.ApplicationStateNew:
 		if d.suspended() {
@@ -313,8 +320,10 @@ func (d *decider) reportSpecValidity() {
 // new attempt reuses the driver Pod and Service names. Until then it stays in waitState.
 func (d *decider) submitWhenClear(waitState v1beta2.ApplicationStateType) {
 	// A new application whose status write was lost sees its own first attempt among the
-	// children; submitting again yields the very same objects.
-	if d.in.observedCount() > 0 && waitState != v1beta2.ApplicationStateNew && !d.nextAttemptObserved() {
+	// children; submitting again yields the very same objects. A driver Pod Kubeflow's operator
+	// made and Metacontroller released holds the name the next driver takes, so it counts too.
+	busy := d.in.observedCount() > 0 || d.releasedDriver() != nil
+	if busy && waitState != v1beta2.ApplicationStateNew && !d.nextAttemptObserved() {
 		d.setState(waitState, d.status.AppState.ErrorMessage)
 		return
 	}
@@ -382,7 +391,7 @@ func (d *decider) submit() {
 	st.HistoryURL = historyURL(d.cfg.HistoryServerURL, objs.DefaultEventLog, sub.AppID)
 	d.setState(v1beta2.ApplicationStateSubmitted, "")
 
-	d.removeCondition(condDriverMissing, condTimedOut, condFailed, condComplete, condExpired, condExecutorFailed)
+	d.removeCondition(condDriverMissing, condTimedOut, condFailed, condComplete, condExpired, condExecutorFailed, condAdopted)
 	d.setCondition(condDriverRequested, metav1.ConditionTrue, "Submitted",
 		fmt.Sprintf("attempt %d submitted as %s (Spark application %s)", attempt, sub.SubmissionID, sub.AppID), d.now)
 	d.driverNotStarted()
@@ -497,7 +506,7 @@ func (d *decider) resetAttempts() {
 	st.ExecutorState = nil
 	st.AppState.ErrorMessage = ""
 	d.removeCondition(condDriverRequested, condDriverStarted, condDriverReady, condExecutorsReady,
-		condDriverMissing, condTimedOut, condFailed, condComplete, condExpired, condExecutorFailed)
+		condDriverMissing, condTimedOut, condFailed, condComplete, condExpired, condExecutorFailed, condAdopted)
 }
 
 // suspend releases every child and parks the application until spec.suspend is false again.
@@ -543,7 +552,13 @@ func (d *decider) retryDue(intervalSeconds *int64, from time.Time) time.Time {
 // the spec caused waits for an edit, and a driver Pod that was never created is retried by
 // the restart policy.
 func (d *decider) submissionFailed() {
-	if d.status.SubmittedSpecHash != d.hash {
+	changed := d.status.SubmittedSpecHash != d.hash
+	if submittedByKubeflow(&d.status) {
+		// Kubeflow's failed spark-submit: retried by the restart policy like a driver Pod that
+		// never appeared, unless the spec changed since.
+		changed = d.kubeflowSpecChanged()
+	}
+	if changed {
 		d.resetAttempts()
 		d.submitWhenClear(v1beta2.ApplicationStateFailedSubmission)
 		return

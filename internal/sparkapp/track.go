@@ -11,13 +11,19 @@ import (
 
 // track follows a submitted attempt through its driver Pod.
 func (d *decider) track() {
-	pod := d.currentDriver()
+	pod, observed := d.currentDriver(), d.in.children
+	if pod == nil {
+		if pod = d.releasedDriver(); pod != nil {
+			observed = d.in.related
+		}
+	}
 	if pod == nil {
 		d.driverAbsent()
 		return
 	}
+	d.followKubeflowDriver(pod, pod != d.in.kubeflowDriver)
 	d.removeCondition(condDriverMissing)
-	obs := observeDriver(pod, d.in.children[keyPod][pod.Metadata.Name])
+	obs := observeDriver(pod, observed[keyPod][pod.Metadata.Name])
 	if obs.state != v1beta2.DriverStatePending {
 		d.refreshUIAddress()
 	}

@@ -54,16 +54,7 @@ func TestSameApplicationsUnderBothOperators(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", compatTable, err)
 	}
-	cfg := restclient.CopyConfig(shared.stack.Admin)
-	cfg.QPS, cfg.Burst = -1, 0
-	core, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	core, dyn := adminClients(t)
 	captures := map[stack.Operator]map[string]compat.Capture{}
 	for _, operator := range []stack.Operator{stack.OperatorSparkhooks, stack.OperatorKubeflow} {
 		began := time.Now()
@@ -111,6 +102,23 @@ func TestSameApplicationsUnderBothOperators(t *testing.T) {
 			}
 		}
 	}
+}
+
+// adminClients are cluster-admin clients without client-side rate limits: the suite's watches
+// and polls must not queue behind each other.
+func adminClients(t *testing.T) (kubernetes.Interface, dynamic.Interface) {
+	t.Helper()
+	cfg := restclient.CopyConfig(shared.stack.Admin)
+	cfg.QPS, cfg.Burst = -1, 0
+	core, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core, dyn
 }
 
 // keep writes a capture into the work directory (kept with SPARKHOOKS_E2E_KEEP=1), to read what
@@ -268,7 +276,8 @@ func switchTo(t *testing.T, core kubernetes.Interface, operator stack.Operator) 
 			continue
 		}
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: account, Labels: map[string]string{"app.kubernetes.io/managed-by": extraAccount}}}
-		if _, err := core.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		// Made already when the operator was installed by an earlier test.
+		if _, err := core.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 		binding := &rbacv1.RoleBinding{
@@ -276,7 +285,7 @@ func switchTo(t *testing.T, core kubernetes.Interface, operator stack.Operator) 
 			RoleRef:    *role,
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: namespace}},
 		}
-		if _, err := core.RbacV1().RoleBindings(namespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		if _, err := core.RbacV1().RoleBindings(namespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 	}

@@ -71,7 +71,18 @@ func (s *Stack) installKubeflow(ctx context.Context, k *KubeflowOperator, phase 
 	if err := s.helm.install(ctx, KubeflowRelease, k.Chart, KubeflowNamespace, installOptions{set: k.Set, setJSON: tolerations, wait: true}); err != nil {
 		return err
 	}
-	s.Controller, s.operator = k.Name(), OperatorKubeflow
+	s.Controller, s.operator, s.kubeflow = k.Name(), OperatorKubeflow, k
 	phase("the Kubeflow Spark Operator's chart is installed and its Pods are ready")
 	return nil
+}
+
+// SetKubeflowValues upgrades the installed Kubeflow Spark Operator's release with --set-json
+// key=value arguments on top of its current values, as SetChartValues does for sparkhooks'.
+func (s *Stack) SetKubeflowValues(ctx context.Context, setJSON ...string) error {
+	if s.operator != OperatorKubeflow {
+		return fmt.Errorf("stack: the Kubeflow Spark Operator is not installed (%q is)", s.operator)
+	}
+	s.upgradeMu.Lock()
+	defer s.upgradeMu.Unlock()
+	return s.helm.upgrade(ctx, KubeflowRelease, s.kubeflow.Chart, KubeflowNamespace, setJSON, false)
 }

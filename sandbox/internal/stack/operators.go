@@ -49,7 +49,7 @@ func (s *Stack) UninstallOperator(ctx context.Context) error {
 			return err
 		}
 	}
-	s.operator, s.Controller = OperatorNone, ""
+	s.operator, s.Controller, s.kubeflow = OperatorNone, "", nil
 	return nil
 }
 

@@ -195,6 +195,8 @@ type Stack struct {
 	// (operators.go); operator is the one installed now.
 	options  Options
 	operator Operator
+	// kubeflow is the Kubeflow Spark Operator's chart while it is the operator installed.
+	kubeflow *KubeflowOperator
 	cancel   context.CancelFunc
 	running  sync.WaitGroup
 }
