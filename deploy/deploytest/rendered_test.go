@@ -54,7 +54,7 @@ type rendering struct {
 	kueue       bool // metacontroller.kueue
 	// kueueIntegration: kueue.sparkApplicationIntegration, Kueue's own integration's mode.
 	kueueIntegration bool
-	gatewayAPI  bool // gatewayAPI.enabled, with every operator default of the routes
+	gatewayAPI       bool // gatewayAPI.enabled, with every operator default of the routes
 	// schedulerPlugins: metacontroller.schedulerPluginsPodGroups and the batchScheduler values.
 	schedulerPlugins bool
 	serviceMonitor   bool
