@@ -156,6 +156,8 @@ func (t *transition) queueEvents() {
 		t.add(event.Normal, EventAdmitted, actionQueue, c.Message)
 	case c.Status == metav1.ConditionTrue && o != nil && o.Status == metav1.ConditionFalse && o.Reason == reasonAdmitted:
 		t.add(event.Warning, EventEvicted, actionQueue, c.Message)
+	case c.Reason == reasonKueueModeConflict:
+		t.add(event.Warning, EventAdmissionPending, actionQueue, c.Reason+": "+c.Message)
 	case c.Status == metav1.ConditionTrue:
 		t.add(event.Normal, EventAdmissionPending, actionQueue, c.Reason+": "+c.Message)
 	}

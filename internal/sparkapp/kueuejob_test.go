@@ -200,6 +200,15 @@ func TestRecordKueueIntegrationGoldens(t *testing.T) {
 	w.advance(time.Minute)
 	w.kueueJobAdmit("on-demand")
 	record(w, "kueue-integration-readmitted")
+
+	both := newWorld(t, queuedSparkPi+"  suspend: true\n")
+	both.enableKueue()
+	both.kueuesWorkload()
+	dir := filepath.Join("..", "..", "testdata", "sync", "kueue-mode-conflict")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	body, err := json.MarshalIndent(both.request(false), "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "request.json"), append(body, '\n'), 0o644))
 }
 
 // TestInvariantUnderKueueIntegration plays Kueue's two updates (admission: unsuspended, with a
@@ -286,4 +295,41 @@ func TestInvariantUnderKueueIntegration(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests under Kueue's updates", runs)
+}
+
+// kueuesWorkload is the Workload Kueue's integration makes for the application, as the request
+// shows it where the registration declares Workload children.
+func (w *world) kueuesWorkload() {
+	w.children[keyWorkload]["sparkapplication-spark-pi-3f2a1"] = map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+		"metadata": map[string]any{"name": "sparkapplication-spark-pi-3f2a1", "namespace": w.app.Namespace, "uid": "5b0e0000-0000-4000-8000-000000000042",
+			"resourceVersion": "77", "labels": map[string]any{"kueue.x-k8s.io/job-uid": string(w.app.UID)},
+			"ownerReferences": []any{map[string]any{"apiVersion": "sparkoperator.k8s.io/v1beta2", "kind": "SparkApplication", "name": w.app.Name,
+				"uid": string(w.app.UID), "controller": true, "blockOwnerDeletion": true}}},
+		"spec": map[string]any{"queueName": "team-a", "podSets": []any{}},
+	}
+}
+
+// TestScenarioKueueModeConflict: both modes on (the registration declares Workloads, and Kueue's
+// integration suspended the application and made its own Workload): nothing starts, sparkhooks
+// makes no second Workload and leaves Kueue's, and the application says why.
+func TestScenarioKueueModeConflict(t *testing.T) {
+	w := newWorld(t, queuedSparkPi+"  suspend: true\n")
+	w.enableKueue()
+	w.kueuesWorkload()
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateSuspended, w.state())
+	q := condition(w, condQueued)
+	require.NotNil(t, q)
+	assert.Equal(t, reasonKueueModeConflict, q.Reason)
+	assert.Contains(t, q.Message, "sparkapplication-spark-pi-3f2a1")
+	assert.Empty(t, w.created, "no second Workload, no driver")
+	assert.Empty(t, w.deleted, "Kueue's Workload is left be")
+	require.NotEmpty(t, w.events)
+	assert.Equal(t, "Warning", w.events[len(w.events)-1].Type)
+
+	w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Suspend = ptr(false) }) // Kueue admits its own
+	w.settle()
+	assert.Equal(t, v1beta2.ApplicationStateSuspended, w.state(), "still nothing runs: the Workload of ours would hold the quota twice")
+	assert.False(t, w.hasDriver())
 }

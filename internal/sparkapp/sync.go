@@ -100,6 +100,7 @@ func decideSync(req *metacontroller.SyncRequest, in *input, now time.Time, cfg C
 		return nil, hook.Outcome{}, err
 	}
 	d.kueueConditions()
+	d.kueueModeConflict()
 	d.settleConditions()
 	d.queueChildren()
 	if err := d.checkLivePodsKept(); err != nil {
