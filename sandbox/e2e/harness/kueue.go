@@ -148,11 +148,12 @@ integrations:
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	logPath := filepath.Join(logDir, "kueue-"+filepath.Base(dir)+".log")
-	logFile, err := os.Create(logPath)
+	// A file of its own: subtests' temporary directories share base names.
+	logFile, err := os.CreateTemp(logDir, "kueue-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
+	logPath := logFile.Name()
 	script := `mount -t tmpfs tmpfs /etc && mkdir -p /etc/kueue/metrics/certs && cp "$1"/tls.crt "$1"/tls.key /etc/kueue/metrics/certs/ && shift && exec "$@"`
 	gates := "VisibilityOnDemand=false"
 	if o.FeatureGates != "" {
