@@ -52,7 +52,9 @@ type rendering struct {
 	volcano     bool
 	driverPDBs  bool // metacontroller.driverPodDisruptionBudgets
 	kueue       bool // metacontroller.kueue
-	gatewayAPI  bool // gatewayAPI.enabled, with every operator default of the routes
+	// kueueIntegration: kueue.sparkApplicationIntegration, Kueue's own integration's mode.
+	kueueIntegration bool
+	gatewayAPI       bool // gatewayAPI.enabled, with every operator default of the routes
 	// schedulerPlugins: metacontroller.schedulerPluginsPodGroups and the batchScheduler values.
 	schedulerPlugins bool
 	serviceMonitor   bool
@@ -109,6 +111,12 @@ var renderings = []rendering{
 		defaultServiceAccount: "spark-runner",
 		gcDryRun:              true,
 		historyServer:         true,
+	},
+	{
+		file:                  "kueue-integration.yaml",
+		kueueIntegration:      true,
+		jobNamespaces:         []string{"default"},
+		defaultServiceAccount: "spark",
 	},
 }
 
