@@ -49,6 +49,8 @@ func TestApacheExamples(t *testing.T) {
 	if release == "" {
 		t.Skip("APACHE_SPARK_OPERATOR names no Apache Spark Kubernetes Operator 1.0.0 source tree (make sets it when ../shared/apache-spark-kubernetes-operator/1.0.0 exists)")
 	}
+	began := time.Now()
+	t.Cleanup(func() { t.Logf("%d examples in %s", len(apacheExamples), time.Since(began).Round(time.Second)) })
 	slots := make(chan struct{}, 2)
 	for _, ex := range apacheExamples {
 		t.Run(ex.file, func(t *testing.T) {
