@@ -16,7 +16,7 @@ import (
 
 // apacheE2E is every test of the Apache Spark Kubernetes Operator 1.0.0's own e2e suite
 // (tests/e2e, Kyverno Chainsaw) with what it does against sparkhooks here: an empty why passes
-// and runs in make e2e; otherwise why is the reason it fails or cannot apply, which
+// and runs in make e2e unless slow; otherwise why is the reason it fails or cannot apply, which
 // docs/apache.md repeats. make e2e-apache (SPARKHOOKS_APACHE_E2E=all) runs them all and fails
 // when a test's result is not the one recorded, either way.
 var apacheE2E = []struct {
@@ -25,16 +25,19 @@ var apacheE2E = []struct {
 	// values are chart values (--set-json) the test runs with, as Apache's CI configures its
 	// operator for it; they are reset to the chart's defaults after it.
 	values []string
+	// slow passes but mostly waits (Apache's own sleeps and timeouts): make e2e-apache runs it,
+	// make e2e does not.
+	slow bool
 }{
 	{dir: "driver-start-timeout"},
 	{dir: "resource-retain-on-failure"},
 	{dir: "state-transition"},
-	{dir: "resource-retain-duration"},
+	{dir: "resource-retain-duration", slow: true}, // 50 s, of which 40 s its retain duration and TTL
 	{dir: "spark-versions"},
 	{dir: "python"},
 	// Apache's CI runs it with its operator's reconciler.labelSelector foo=bar,keyx=valuey
 	// (tests/e2e/helm/selector-config-values.yaml); the chart's equivalent is set for it alone.
-	{dir: "resource-selector", values: []string{`apacheSparkApplication.labelSelector={"matchLabels":{"foo":"bar","keyx":"valuey"}}`}},
+	{dir: "resource-selector", values: []string{`apacheSparkApplication.labelSelector={"matchLabels":{"foo":"bar","keyx":"valuey"}}`}, slow: true}, // 129 s, of which 120 s its sleeps
 	{dir: "watched-namespaces", why: "configures Apache's operator (its hot-reloaded namespace list, read from its log) and installs its Helm chart"},
 	{dir: "watched-namespaces-file", why: "configures Apache's operator (its namespace list from a file, read from its log)"},
 	{dir: "pi-java25", why: "names apache/spark:4.2.0-scala-java25; the sandbox's images run Java 17 only"},
@@ -81,7 +84,7 @@ func TestApacheChainsaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, test := range apacheE2E {
-		if test.why != "" && !all {
+		if (test.why != "" || test.slow) && !all {
 			continue
 		}
 		t.Run(test.dir, func(t *testing.T) {
