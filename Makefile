@@ -25,7 +25,8 @@ export APACHE_SPARK_OPERATOR
 ## pod names is prepared on first use; simulated pods without root or with RUNFLAGS=--simulate); with
 ## NODE=containerd the node is the real one of make node (docs/real-node.md); with OPERATOR=kubeflow the
 ## Kubeflow Spark Operator's own chart (KUBEFLOW_SPARK_OPERATOR) runs in place of ours, to compare
-## (docs/local.md); RUNFLAGS passes flags
+## (docs/local.md); with APACHE=1 the Apache operator's SparkApplication is served too (its CRD and
+## chart value, docs/apache.md); RUNFLAGS passes flags
 # The operator, the sandbox and Kubernetes (hack/kube/build.sh) build with one set of flags, so the
 # packages they share compile once on a first run (make lint keeps their versions equal too).
 run:
@@ -33,7 +34,7 @@ run:
 	CGO_ENABLED=0 $(GO) build -C sandbox -trimpath -o $(CURDIR)/bin/sparkhooks-local ./cmd/sparkhooks-local
 	bin/sparkhooks-local --kube-bin-dir "$$(hack/kube/build.sh)" --helm "$$(hack/helm/build.sh)" \
 		$(if $(filter containerd,$(NODE)),--real-node "$$(hack/node/build.sh)") \
-		$(if $(OPERATOR),--operator "$(OPERATOR)") $(RUNFLAGS)
+		$(if $(OPERATOR),--operator "$(OPERATOR)") $(if $(APACHE),--apache-spark-application) $(RUNFLAGS)
 
 ## test: unit, golden, schema and fuzz-seed tests of the operator, of the sandbox and of the image
 ## builder (modules of their own)

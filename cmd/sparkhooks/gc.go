@@ -23,6 +23,8 @@ type gcOptions struct {
 	logLevel       string
 	requestTimeout time.Duration
 	qps            int
+	// watch keeps running, deleting each application as it expires, instead of one pass.
+	watch bool
 }
 
 func parseGCOptions(args []string, stderr io.Writer) (gcOptions, error) {
@@ -36,6 +38,7 @@ func parseGCOptions(args []string, stderr io.Writer) (gcOptions, error) {
 	f.string(&o.logLevel, "log-level", "SPARKHOOKS_LOG_LEVEL", "info", "debug, info, warn or error")
 	f.duration(&o.requestTimeout, "request-timeout", "SPARKHOOKS_GC_REQUEST_TIMEOUT", 30*time.Second, "timeout of each API request")
 	f.integer(&o.qps, "qps", "SPARKHOOKS_GC_QPS", 20, "API requests per second (bursts of twice as many)")
+	f.boolean(&o.watch, "watch", "SPARKHOOKS_GC_WATCH", false, "keep running: watch the SparkApplications and delete each as soon as it expires (a Deployment), instead of one pass (a CronJob)")
 	if err := f.parse(args); err != nil {
 		return o, err
 	}
@@ -57,8 +60,9 @@ func parseGCOptions(args []string, stderr io.Writer) (gcOptions, error) {
 }
 
 // gc deletes the SparkApplications whose status says their time to live is over, once, and
-// exits: the chart runs it as a CronJob. Metacontroller cannot delete a parent, so this is the
-// step that removes them; the sync hook alone decides when an application expired.
+// exits (the chart's CronJob), or with --watch as each expires, until it is stopped (the chart's
+// Deployment). Metacontroller cannot delete a parent, so this is the step that removes them; the
+// sync hook alone decides when an application expired.
 func gc(ctx context.Context, args []string, stderr io.Writer) error {
 	opts, err := parseGCOptions(args, stderr)
 	if err != nil {
@@ -73,13 +77,25 @@ func gc(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	cfg.Timeout = opts.requestTimeout
+	if opts.watch {
+		// A watch's request lasts; each deletion gets the timeout from its context instead.
+		cfg.Timeout = 0
+	}
 	cfg.QPS, cfg.Burst = float32(opts.qps), 2*opts.qps
 	cfg.UserAgent = "sparkhooks-gc/" + version
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	res, err := ttlgc.Run(ctx, client, ttlgc.Options{Namespaces: opts.namespaces, DryRun: opts.dryRun}, logger)
+	scope := ttlgc.Options{Namespaces: opts.namespaces, DryRun: opts.dryRun}
+	if opts.watch {
+		watch := ttlgc.WatchOptions{Options: scope, Resync: watchResync, Discover: time.Minute, RequestTimeout: opts.requestTimeout}
+		if err := ttlgc.Watch(ctx, client, watch, logger); err != nil {
+			return fmt.Errorf("gc: %w", err)
+		}
+		return nil
+	}
+	res, err := ttlgc.Run(ctx, client, scope, logger)
 	logger.Info("gc pass done", slog.Int("listed", res.Listed), slog.Int("expired", res.Expired),
 		slog.Int("deleted", res.Deleted), slog.Int("skipped", res.Skipped), slog.Bool("dry_run", opts.dryRun))
 	if err != nil {
@@ -87,6 +103,10 @@ func gc(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// watchResync is how often gc --watch checks every application it holds again: a deletion the
+// API server failed is retried then.
+const watchResync = 10 * time.Minute
 
 func restConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig != "" {

@@ -33,6 +33,11 @@ func TestParseGCOptions(t *testing.T) {
 			args: []string{"--namespaces", "etl", "--kubeconfig", "/flag", "--qps", "5", "--request-timeout", "1m"},
 			want: gcOptions{kubeconfig: "/flag", namespaces: []string{"etl"}, logLevel: "info", requestTimeout: time.Minute, qps: 5},
 		},
+		{
+			name: "watch",
+			env:  map[string]string{"SPARKHOOKS_GC_WATCH": "true"},
+			want: gcOptions{logLevel: "info", requestTimeout: 30 * time.Second, qps: 20, watch: true},
+		},
 		{name: "stray argument", args: []string{"jobs"}, wantErr: `gc takes no arguments, got ["jobs"]`},
 		{name: "zero qps", args: []string{"--qps", "0"}, wantErr: "--qps must be > 0, got 0"},
 		{name: "zero timeout", args: []string{"--request-timeout", "0s"}, wantErr: "--request-timeout must be > 0, got 0s"},

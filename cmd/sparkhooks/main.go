@@ -23,7 +23,7 @@ const usage = `usage: sparkhooks <command> [flags]
 commands:
   serve     run the hook server (Metacontroller hooks, admission webhook, probes, metrics)
   render    print the objects and status the sync hook would return for a SparkApplication file
-  gc        delete the SparkApplications whose time to live is over, once
+  gc        delete the SparkApplications whose time to live is over, once (--watch: as each expires)
   version   print the version
 `
 

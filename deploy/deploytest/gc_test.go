@@ -7,6 +7,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -14,15 +15,16 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// isGC tells the objects of the gc CronJob from the rest of the chart.
+// isGC tells the objects of gc (its Deployment or CronJob) from the rest of the chart.
 func isGC(obj metav1.Object) bool {
 	return obj.GetLabels()["app.kubernetes.io/component"] == "gc"
 }
 
-// gc checks the CronJob that runs sparkhooks gc: the server's image and hardening, the job
-// namespaces as its scope, RBAC limited to listing and deleting SparkApplications there, and
-// pods the server's Service and PodDisruptionBudget do not select. It also checks that the
-// operator default TTL and the Kueue mode reach the server.
+// gc checks the Deployment (gc.mode watch) or CronJob (cronjob) that runs sparkhooks gc: the
+// server's image and hardening, the job namespaces as its scope, RBAC limited to listing,
+// watching and deleting SparkApplications there, and pods the server's Service and
+// PodDisruptionBudget do not select. It also checks that the operator default TTL and the Kueue
+// mode reach the server.
 func (c *renderedChart) gc() {
 	t := c.t
 	defaultSA, _ := c.arg("default-service-account")
@@ -33,17 +35,33 @@ func (c *renderedChart) gc() {
 	_, kueueIntegration := c.arg("kueue-spark-application-integration")
 	assert.Equal(t, c.r.kueueIntegration, kueueIntegration, "--kueue-spark-application-integration only in Kueue's own integration's mode")
 
-	require.Len(t, c.m.cronJobs, 1)
-	cj := c.m.cronJobs[0]
-	assert.Equal(t, releaseNamespace, cj.Namespace)
-	_, err := cron.ParseStandard(cj.Spec.Schedule)
-	assert.NoError(t, err, "schedule %q", cj.Spec.Schedule)
-	assert.Equal(t, batchv1.ForbidConcurrent, cj.Spec.ConcurrencyPolicy, "two passes would race each other's deletions")
-	job := cj.Spec.JobTemplate.Spec
-	require.NotNil(t, job.ActiveDeadlineSeconds, "a hung pass must end")
+	var template corev1.PodTemplateSpec
+	if c.r.gcCronJob {
+		require.Len(t, c.m.cronJobs, 1)
+		require.Empty(t, c.m.gcDeployments)
+		cj := c.m.cronJobs[0]
+		assert.Equal(t, releaseNamespace, cj.Namespace)
+		_, err := cron.ParseStandard(cj.Spec.Schedule)
+		assert.NoError(t, err, "schedule %q", cj.Spec.Schedule)
+		assert.Equal(t, batchv1.ForbidConcurrent, cj.Spec.ConcurrencyPolicy, "two passes would race each other's deletions")
+		job := cj.Spec.JobTemplate.Spec
+		require.NotNil(t, job.ActiveDeadlineSeconds, "a hung pass must end")
+		template = job.Template
+		assert.Equal(t, corev1.RestartPolicyNever, template.Spec.RestartPolicy)
+	} else {
+		require.Len(t, c.m.gcDeployments, 1)
+		require.Empty(t, c.m.cronJobs)
+		dep := c.m.gcDeployments[0]
+		assert.Equal(t, releaseNamespace, dep.Namespace)
+		require.NotNil(t, dep.Spec.Replicas)
+		assert.Equal(t, int32(1), *dep.Spec.Replicas, "one watcher")
+		assert.Equal(t, appsv1.RecreateDeploymentStrategyType, dep.Spec.Strategy.Type, "two watchers would race each other's deletions")
+		require.NotNil(t, dep.Spec.Selector)
+		assert.True(t, labels.SelectorFromSet(dep.Spec.Selector.MatchLabels).Matches(labels.Set(dep.Spec.Template.Labels)), "the Deployment selects its pods")
+		template = dep.Spec.Template
+	}
 
-	pod := job.Template.Spec
-	assert.Equal(t, corev1.RestartPolicyNever, pod.RestartPolicy)
+	pod := template.Spec
 	require.NotNil(t, pod.AutomountServiceAccountToken)
 	assert.True(t, *pod.AutomountServiceAccountToken, "gc calls the API")
 	require.Len(t, pod.Containers, 1)
@@ -57,6 +75,7 @@ func (c *renderedChart) gc() {
 
 	require.NotEmpty(t, ctr.Args)
 	assert.Equal(t, "gc", ctr.Args[0])
+	assert.Equal(t, !c.r.gcCronJob, slices.Contains(ctr.Args, "--watch"), "a watch in the Deployment, a pass in the CronJob")
 	if fixed := c.r.fixedJobNamespaces(); len(fixed) > 0 {
 		assert.Contains(t, ctr.Args, "--namespaces="+strings.Join(fixed, ","), "gc looks at the job namespaces only")
 	} else {
@@ -66,7 +85,7 @@ func (c *renderedChart) gc() {
 	}
 	assert.Equal(t, c.r.gcDryRun, slices.Contains(ctr.Args, "--dry-run"))
 
-	podLabels := labels.Set(job.Template.Labels)
+	podLabels := labels.Set(template.Labels)
 	assert.False(t, labels.SelectorFromSet(c.svc.Spec.Selector).Matches(podLabels), "the Service would send hook calls to gc pods")
 	for _, pdb := range c.m.pdbs {
 		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
@@ -87,7 +106,7 @@ func (c *renderedChart) gc() {
 
 func (c *renderedChart) gcRBAC(sa *corev1.ServiceAccount) {
 	t := c.t
-	want := []rbacv1.PolicyRule{{APIGroups: []string{"sparkoperator.k8s.io", "spark.apache.org"}, Resources: []string{"sparkapplications"}, Verbs: []string{"list", "delete"}}}
+	want := []rbacv1.PolicyRule{{APIGroups: []string{"sparkoperator.k8s.io", "spark.apache.org"}, Resources: []string{"sparkapplications"}, Verbs: []string{"list", "watch", "delete"}}}
 	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: sa.Namespace}}
 	var namespaces []string
 	for _, b := range c.m.roleBindings {
@@ -104,7 +123,7 @@ func (c *renderedChart) gcRBAC(sa *corev1.ServiceAccount) {
 			}
 		}
 		require.NotNil(t, role, "RoleBinding %s/%s names no rendered Role", b.Namespace, b.Name)
-		assert.Equal(t, want, role.Rules, "gc may list and delete SparkApplications, nothing else")
+		assert.Equal(t, want, role.Rules, "gc may list, watch and delete SparkApplications, nothing else")
 	}
 	fixed := c.r.fixedJobNamespaces()
 	assert.ElementsMatch(t, fixed, namespaces, "gc is bound in the job namespaces")
@@ -114,6 +133,6 @@ func (c *renderedChart) gcRBAC(sa *corev1.ServiceAccount) {
 		}
 		assert.Empty(t, fixed, "gc gets a ClusterRoleBinding only when its namespaces are not a fixed list")
 		assert.Equal(t, subject, b.Subjects)
-		assert.Equal(t, want, c.clusterRoleRules(b.RoleRef.Name), "gc may list and delete SparkApplications, nothing else")
+		assert.Equal(t, want, c.clusterRoleRules(b.RoleRef.Name), "gc may list, watch and delete SparkApplications, nothing else")
 	}
 }

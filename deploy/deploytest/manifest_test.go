@@ -63,6 +63,7 @@ type manifest struct {
 	clusterRoleBindings  []*rbacv1.ClusterRoleBinding
 	networkPolicies      []*networkingv1.NetworkPolicy
 	cronJobs             []*batchv1.CronJob
+	gcDeployments        []*appsv1.Deployment // gc.mode watch
 	compositeControllers []*compositeController
 	// historyServer holds the objects of the History Server (historyServer.enabled), kept apart
 	// from the hook server's of the same kinds.
@@ -157,6 +158,10 @@ func (m *manifest) add(doc []byte) error {
 	}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
+		if isGC(o) {
+			m.gcDeployments = append(m.gcDeployments, o)
+			return nil
+		}
 		m.deployments = append(m.deployments, o)
 	case *corev1.Service:
 		m.services = append(m.services, o)
@@ -221,7 +226,7 @@ func (m *manifest) addUnstructured(tm metav1.TypeMeta, doc []byte) error {
 func (m *manifest) count() int {
 	return len(m.deployments) + len(m.services) + len(m.serviceAccounts) + len(m.configMaps) +
 		len(m.secrets) + len(m.pdbs) + len(m.webhooks) + len(m.validatingWebhooks) + len(m.roles) + len(m.roleBindings) +
-		len(m.clusterRoles) + len(m.clusterRoleBindings) + len(m.networkPolicies) + len(m.cronJobs) +
+		len(m.clusterRoles) + len(m.clusterRoleBindings) + len(m.networkPolicies) + len(m.cronJobs) + len(m.gcDeployments) +
 		len(m.compositeControllers) + len(m.certificates) + len(m.issuers) + len(m.serviceMonitors) + len(m.prometheusRules)
 }
 

@@ -74,6 +74,7 @@ type rendering struct {
 	// defaultServiceAccount: --default-service-account, "" when not given.
 	defaultServiceAccount string
 	gcDryRun              bool
+	gcCronJob             bool // gc.mode cronjob, else the default watch
 	// historyServer: historyServer.enabled, with the event log on an nfs volume, a volume of
 	// jars for its class path and an Ingress with TLS.
 	historyServer bool
@@ -110,6 +111,7 @@ var renderings = []rendering{
 		defaultTTL:            "315360000",
 		defaultServiceAccount: "spark-runner",
 		gcDryRun:              true,
+		gcCronJob:             true,
 		historyServer:         true,
 	},
 	{

@@ -258,7 +258,7 @@ build_root() {
     {
       printf '%s\n' "$version $scala $sum $jdk $jdk_version $home $locale_alias $image_uid"
       cat "$here/build.sh" "$here/entrypoint.sh" "$here"/sbin/*.sh "$here"/examples/*.java \
-        "$here/examples/pi.py" "$here"/tests/*.py /etc/passwd /etc/group
+        "$here/examples/pi.py" "$here"/examples/streaming/*.py "$here"/tests/*.py /etc/passwd /etc/group
     } | sha256sum | cut -d' ' -f1
   )
   if [ -d "$root" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
@@ -284,7 +284,7 @@ build_root() {
   printf 'Spark %s (Scala %s), from the PyPI sdist pyspark-%s.tar.gz (sha256 %s)\n' \
     "$version" "$scala" "$version" "$sum" >"$spark/RELEASE"
   mkdir -p "$spark/conf" "$spark/work-dir" "$spark/python/lib" "$spark/examples/jars" \
-    "$spark/examples/src/main/python"
+    "$spark/examples/src/main/python/streaming"
 
   # python/: the package and the release's zips, which PYTHONPATH and spark-submit use.
   mv "$work/pyspark" "$spark/python/pyspark"
@@ -298,7 +298,8 @@ build_root() {
   # Our start/stop scripts for the standalone daemons, next to the release's spark-daemon.sh.
   install -m 0755 "$here"/sbin/*.sh "$spark/sbin/"
 
-  # SparkPi and JavaSparkPi are what users run; the others are the programs Spark's Kubernetes
+  # SparkPi and JavaSparkPi are what users run; CustomReceiver and streaming/network_wordcount.py
+  # what Apache's operator e2e suite runs; the others are the programs Spark's Kubernetes
   # integration tests run (sandbox/e2e/spark/integration_test.go), all our own code.
   step "layer $name: compile the examples against Spark $version, jar spark-examples_$scala-$version.jar"
   mkdir -p "$work/classes"
@@ -308,6 +309,7 @@ build_root() {
     --file "$spark/examples/jars/spark-examples_$scala-$version.jar" -C "$work/classes" .
   ln -s "spark-examples_$scala-$version.jar" "$spark/examples/jars/spark-examples.jar"
   install -m 0644 "$here/examples/pi.py" "$spark/examples/src/main/python/pi.py"
+  install -m 0644 "$here"/examples/streaming/*.py "$spark/examples/src/main/python/streaming/"
   # The stock Python images carry Spark's integration-test programs in /opt/spark/tests.
   mkdir -p "$spark/tests"
   install -m 0644 "$here"/tests/*.py "$spark/tests/"

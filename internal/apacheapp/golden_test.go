@@ -115,6 +115,12 @@ func goldenCases() []goldenCase {
 		{name: "restarted", want: sparkv1.AppDriverRequested, setup: then(onFailure, exited(1), settleAfter(11*time.Second))},
 		{name: "client-mode-refused", want: sparkv1.AppResourceReleased, setup: func(w *world) { w.app.Spec.DeploymentMode = sparkv1.DeploymentModeClient }},
 		{name: "deleted", finalizing: true, want: sparkv1.AppResourceReleased, setup: running},
+		// Apache's earlier enum spelling, which its e2e suite writes, and spark.app.name set:
+		// Apache then names the application after the object.
+		{name: "legacy-spark-version", want: sparkv1.AppDriverRequested, setup: func(w *world) {
+			w.app.Spec.RuntimeVersions.SparkVersion, w.app.Spec.RuntimeVersions.JdkVersion = "v4_2_0", "Java17"
+			w.app.Spec.SparkConf["spark.app.name"] = "Spark Pi"
+		}},
 	}
 }
 
@@ -258,4 +264,28 @@ func metaTrue(conds []metav1.Condition, typ string) bool {
 		}
 	}
 	return false
+}
+
+// An attempt keeps its ConfigMap as it was created, although a newer sparkhooks would write other
+// properties: Apache's name does not follow the content, and the API server refuses to change an
+// immutable ConfigMap.
+func TestAttemptKeepsItsConfigMap(t *testing.T) {
+	w := newWorld(t, piYAML)
+	submitted(w)
+	require.Len(t, w.children[keyConfigMap], 1)
+	const older = "spark.app.id=written by an older release\n"
+	for _, obj := range w.children[keyConfigMap] {
+		obj["data"] = map[string]any{"spark.properties": older}
+		delete(obj["metadata"].(map[string]any), "annotations")
+	}
+	resp, _, err := Sync(w.request(false), w.now, w.cfg)
+	require.NoError(t, err)
+	var kept []any
+	for _, c := range coretest.Children(t, resp) {
+		if c.Key == keyConfigMap {
+			assert.Equal(t, "pi-0-spark-drv-conf-map", c.Name)
+			kept = append(kept, c.Obj["data"])
+		}
+	}
+	assert.Equal(t, []any{map[string]any{"spark.properties": older}}, kept)
 }

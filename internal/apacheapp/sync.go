@@ -65,6 +65,7 @@ func Sync(req *metacontroller.SyncRequest, now time.Time, cfg sparkapp.Config) (
 		return nil, hook.Outcome{}, err
 	}
 	app := p.app
+	cfg.Driver.Apache = true
 	observed := coreStatus(&app.Status)
 	retain, _ := sparkv1.EffectiveRetainPolicy(app, stoppedAt(observed), metav1.NewTime(now.UTC().Truncate(time.Second)))
 	core := sparkv1.CoreApplication(app, retain)

@@ -70,6 +70,12 @@ type Options struct {
 	// containers cannot change once it exists) and spares building it, which is most of the
 	// work of a running application's sync. PodSets still builds it, to read its spec.
 	AnsweredDriver func(name, submissionID string) any `json:"-"`
+	// Apache names what Spark names after the application as the Apache operator does, for its
+	// SparkApplication (internal/apacheapp): Spark's default application name "spark" unless
+	// spark.app.name is set (then the application's name), and the properties ConfigMap
+	// <name>-0-spark-drv-conf-map and driver Service <name>-0-driver-svc, the first attempt's, as
+	// the driver Pod's name is.
+	Apache bool
 }
 
 // Objects are the children of one attempt. Optional ones are nil or empty.

@@ -71,6 +71,10 @@ func newBuilder(app *v1beta2.SparkApplication, sub Submission, opts Options) *bu
 		b.driverPodName = *spec.Driver.PodName
 	}
 	b.driverServiceName = boundedName(app.Name, "-driver-svc", maxLabelName)
+	if opts.Apache {
+		// Apache's name for the first attempt, which clients such as its examples/job address.
+		b.driverServiceName = boundedName(app.Name, "-0-driver-svc", maxLabelName)
+	}
 	return b
 }
 

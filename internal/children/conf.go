@@ -48,7 +48,11 @@ func (b *builder) namespaceProperties() {
 // submitProperties are what spark-submit derives from its --name and --deploy-mode flags.
 func (b *builder) submitProperties() {
 	c := b.conf
-	c.set("spark.app.name", b.app.Name)
+	// The Apache operator names the application only where sparkConf names it; otherwise the
+	// driver's spark-submit takes its default.
+	if !b.opts.Apache || c.get("spark.app.name") != "" {
+		c.set("spark.app.name", b.app.Name)
+	}
 	c.set("spark.submit.deployMode", string(v1beta2.DeployModeCluster))
 }
 

@@ -17,7 +17,8 @@ const maxConfigMapBytes = 1 << 20
 
 // configMap writes spark.properties and the executor pod template into one immutable ConfigMap
 // named by its content: an attempt with other properties gets another ConfigMap, and nothing
-// ever edits one under a running driver.
+// ever edits one under a running driver. Apache's name is fixed instead; the sync hook keeps an
+// attempt's ConfigMap as it was created (sparkapp's attemptConfigMap).
 func (b *builder) configMap() error {
 	header := fmt.Sprintf("Spark properties of SparkApplication %s/%s, attempt %d (%s), written by sparkhooks",
 		b.namespace(), b.app.Name, b.sub.Attempt, b.sub.SubmissionID)
@@ -36,12 +37,17 @@ func (b *builder) configMap() error {
 		return buildErrorf("the Spark properties and executor pod template take %d bytes, more than a ConfigMap holds (1 MiB with its metadata); move large values (sparkConf, hadoopConf, pod templates) into files the image or a mounted ConfigMap provides",
 			size)
 	}
-	hash := hex.EncodeToString(sum.Sum(nil))[:10]
+	name := boundedName(b.app.Name, "-"+hex.EncodeToString(sum.Sum(nil))[:10]+"-conf", maxSubdomainName)
+	if b.opts.Apache {
+		// Apache's name; a new attempt waits for the old attempt's children to go, so the
+		// name is free again by then.
+		name = boundedName(b.app.Name, "-0-spark-drv-conf-map", maxSubdomainName)
+	}
 	immutable := true
 	b.objs.ConfigMap = &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      boundedName(b.app.Name, "-"+hash+"-conf", maxSubdomainName),
+			Name:      name,
 			Namespace: b.namespace(),
 			Labels: map[string]string{
 				sparkpod.LabelAppName:      b.app.Name,

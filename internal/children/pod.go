@@ -97,6 +97,15 @@ func (b *builder) driverPod() error {
 	return nil
 }
 
+// appName is the application's name as Spark's label shows it: spark.app.name, else Spark's
+// default.
+func appName(c properties) string {
+	if name := c.get("spark.app.name"); name != "" {
+		return name
+	}
+	return "spark"
+}
+
 // basicDriver is Spark's BasicDriverFeatureStep: metadata, image, ports, resources and the
 // pod-level settings Spark derives from its properties.
 func (d *driverPodBuild) basicDriver() error {
@@ -113,7 +122,7 @@ func (d *driverPodBuild) basicDriver() error {
 	labels[sparkpod.LabelAppSelector] = appID
 	labels[sparkpod.LabelSparkRole] = sparkpod.RoleDriver
 	labels[sparkpod.LabelSparkVersion] = d.spec.SparkVersion
-	labels[sparkpod.LabelSparkAppName] = sanitizeLabelValue(d.app.Name)
+	labels[sparkpod.LabelSparkAppName] = sanitizeLabelValue(appName(c))
 	pod.Labels = merge(pod.Labels, labels)
 	if len(validation.IsValidLabelValue(d.spec.SparkVersion)) > 0 {
 		delete(pod.Labels, sparkpod.LabelSparkVersion)

@@ -1,6 +1,8 @@
 package sparkapp
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkhooks/sparkhooks/internal/api/v1beta2"
@@ -22,7 +24,7 @@ func (d *decider) activeChildren(withDriver bool) {
 				continue
 			}
 			if obj == any(objs.ConfigMap) {
-				if kept := d.attemptConfigMap(objs.ConfigMap.Name); kept != nil {
+				if kept := d.attemptConfigMap(objs.ConfigMap); kept != nil {
 					obj = kept
 				}
 			}
@@ -68,11 +70,11 @@ type builtAttempt struct {
 // name than the one built now: a sparkhooks release that writes different properties would
 // otherwise replace the ConfigMap under a running driver (its content-addressed name changes).
 // The driver read its properties at start, so the attempt keeps the ConfigMap it started with.
-func (d *decider) attemptConfigMap(built string) any {
-	for _, name := range d.in.children.Names(keyConfigMap) {
-		if name == built {
-			return nil
-		}
+// Apache's name does not follow the content, so there the observed one is kept when its data
+// differs: the API server refuses to change an immutable ConfigMap.
+func (d *decider) attemptConfigMap(built *corev1.ConfigMap) any {
+	if !d.cfg.Driver.Apache && slices.Contains(d.in.children.Names(keyConfigMap), built.Name) {
+		return nil
 	}
 	var kept any
 	for _, obj := range d.observedChildren(func(key string, _ *podView) bool { return key == keyConfigMap }) {
@@ -80,9 +82,26 @@ func (d *decider) attemptConfigMap(built string) any {
 		labels, _ := md["labels"].(map[string]any)
 		if sub, _ := labels[sparkpod.LabelSubmissionID].(string); sub == d.status.SubmissionID && sub != "" {
 			kept = obj
+			if md["name"] == built.Name && sameData(obj.(map[string]any)["data"], built.Data) {
+				return nil
+			}
 		}
 	}
 	return kept
+}
+
+// sameData is whether an observed ConfigMap's data is data.
+func sameData(observed any, data map[string]string) bool {
+	m, _ := observed.(map[string]any)
+	if len(m) != len(data) {
+		return false
+	}
+	for k, v := range data {
+		if m[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // answeredDriver returns the driver Pod of submission as Metacontroller recorded it when it

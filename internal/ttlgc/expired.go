@@ -1,8 +1,8 @@
 // Package ttlgc deletes SparkApplications whose time to live is over. Metacontroller cannot
 // delete a parent, so the sync hook only decides expiry (the Expired condition) and releases the
-// children; this package removes the SparkApplication itself, in a pass run from outside the
-// hooks (sparkhooks gc). It decides nothing about time: an application is deleted only when the
-// status the hook wrote for its current spec says it expired.
+// children; this package removes the SparkApplication itself, from outside the hooks (sparkhooks
+// gc), in one pass (Run) or as each expires (Watch). It decides nothing about time: an application
+// is deleted only when the status the hook wrote for its current spec says it expired.
 package ttlgc
 
 import (

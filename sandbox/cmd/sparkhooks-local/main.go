@@ -33,7 +33,8 @@ make kube) with sparkhooks installed by Helm (make helm), run by Metacontroller 
 stand-in (docs/local.md), and a kubelet that runs pods as local processes with real Spark (needs
 root), preparing a Spark image when a pod first names it. With --simulate, or where pods cannot
 run, the node plays the pods' phases instead, without root. With --operator kubeflow, the Kubeflow
-Spark Operator's own chart is installed in place of sparkhooks', to compare. It needs kubectl.
+Spark Operator's own chart is installed in place of sparkhooks', to compare. With
+--apache-spark-application, the Apache operator's SparkApplication is served too. It needs kubectl.
 Ctrl-C stops everything it started.
 
 flags:
@@ -94,6 +95,9 @@ type options struct {
 	operator         string
 	kubeflowOperator string
 	readyFile        string
+	// apache serves the Apache operator's SparkApplication too: its CRD, which the chart leaves
+	// to the admin, and the chart value that renders its CompositeController.
+	apache bool
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -118,6 +122,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.readyFile, "ready-file", "", "write the kubeconfig's path here once everything is up (for scripts and tests)")
 	fs.StringVar(&o.operator, "operator", operatorSparkhooks, "the operator installed: sparkhooks, or kubeflow for the Kubeflow Spark Operator's own chart in its place, to compare (make run OPERATOR=kubeflow)")
 	fs.StringVar(&o.kubeflowOperator, "kubeflow-operator", os.Getenv("KUBEFLOW_SPARK_OPERATOR"), "with --operator kubeflow: the Kubeflow Spark Operator release to run (its binary spark-operator, entrypoint.sh and chart/)")
+	fs.BoolVar(&o.apache, "apache-spark-application", false, "serve the Apache operator's SparkApplication (spark.apache.org/v1) too: apply its CRD (crds/ next to --chart) and install the chart with apacheSparkApplication.enabled=true (make run APACHE=1; docs/apache.md)")
 	fs.BoolVar(&o.simulate, "simulate", false, "play the pods' phases instead of running them, without root")
 	fs.StringVar(&o.realNode, "real-node", "", "the directory make node prints: the node is the real kubelet with containerd and runc, kube-proxy and CoreDNS (docs/real-node.md) instead of the process kubelet, running the Spark images make spark-images prepared (make run NODE=containerd)")
 	if err := fs.Parse(args); err != nil {

@@ -38,3 +38,55 @@ func TestCheckOperator(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckApache(t *testing.T) {
+	repo := t.TempDir()
+	chart := filepath.Join(repo, "chart")
+	if err := os.MkdirAll(chart, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	noCRD := filepath.Join(t.TempDir(), "chart")
+	if err := os.MkdirAll(filepath.Join(repo, "crds"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "crds", "spark.apache.org_sparkapplications.yaml"), []byte("kind: CustomResourceDefinition\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		o    options
+		err  string
+	}{
+		{name: "not asked for", o: options{operator: operatorSparkhooks, chart: noCRD}},
+		{name: "the chart and its CRD", o: options{operator: operatorSparkhooks, chart: chart, apache: true}},
+		{name: "no CRD next to the chart", o: options{operator: operatorSparkhooks, chart: noCRD, apache: true}, err: "no CRD of Apache's SparkApplication"},
+		{name: "Kubeflow's operator", o: options{operator: operatorKubeflow, chart: chart, apache: true}, err: "not with --operator kubeflow"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.checkApache()
+			if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("checkApache() = %v, want an error with %q", err, tc.err)
+			}
+		})
+	}
+	o := options{chart: chart, apache: true}
+	dir, err := apacheCRDDir(&o, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "spark.apache.org_sparkapplications.yaml")); err != nil || string(data) != "kind: CustomResourceDefinition\n" {
+		t.Errorf("the CRD directory holds %q, %v; want the chart's CRD", data, err)
+	}
+}
+
+func TestFirstStepsNameTheGroup(t *testing.T) {
+	for _, apache := range []bool{false, true} {
+		steps := firstSteps(apache)
+		if !strings.Contains(steps, "kubectl get sparkapplications.sparkoperator.k8s.io") {
+			t.Errorf("firstSteps(%v) does not name Kubeflow's group:\n%s", apache, steps)
+		}
+		if got := strings.Contains(steps, "kubectl get sparkapplications.spark.apache.org"); got != apache {
+			t.Errorf("firstSteps(%v) names Apache's group: %v\n%s", apache, got, steps)
+		}
+	}
+}

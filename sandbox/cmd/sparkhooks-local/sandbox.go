@@ -90,6 +90,9 @@ func (o *options) check() error {
 	if info, err := os.Stat(o.chart); err != nil || !info.IsDir() {
 		return fmt.Errorf("--chart %s is not a directory: start it from the repository root (make run) or pass --chart", o.chart)
 	}
+	if err := o.checkApache(); err != nil {
+		return err
+	}
 	if _, err := os.Stat(filepath.Join(o.kubeBinDir, "kube-apiserver")); o.kubeBinDir == "" || err != nil {
 		return fmt.Errorf("no kube-apiserver in --kube-bin-dir %q: build the control plane (make kube prints its directory) and pass it", o.kubeBinDir)
 	}
@@ -110,6 +113,34 @@ func (o *options) check() error {
 		}
 	}
 	return nil
+}
+
+// apacheCRD is the CRD of the Apache operator's SparkApplication, which the chart leaves to the
+// admin (docs/install.md), relative to the chart's directory.
+var apacheCRD = filepath.Join("..", "crds", "spark.apache.org_sparkapplications.yaml")
+
+// checkApache checks that --apache-spark-application has a chart to serve it and its CRD.
+func (o *options) checkApache() error {
+	if !o.apache {
+		return nil
+	}
+	if o.operator != operatorSparkhooks {
+		return fmt.Errorf("--apache-spark-application serves Apache's kind with sparkhooks' chart: not with --operator %s", o.operator)
+	}
+	if _, err := os.Stat(filepath.Join(o.chart, apacheCRD)); err != nil {
+		return fmt.Errorf("--apache-spark-application: no CRD of Apache's SparkApplication at %s: start it from the repository root (make run APACHE=1)", filepath.Join(o.chart, apacheCRD))
+	}
+	return nil
+}
+
+// apacheCRDDir is a directory under dir holding Apache's CRD alone, as stack.Options.CRDs takes
+// directories.
+func apacheCRDDir(o *options, dir string) (string, error) {
+	out := filepath.Join(dir, "opt-in-crds")
+	if err := copyFile(filepath.Join(o.chart, apacheCRD), filepath.Join(out, filepath.Base(apacheCRD))); err != nil {
+		return "", fmt.Errorf("--apache-spark-application: %w", err)
+	}
+	return out, nil
 }
 
 // checkOperator checks --operator and, for Kubeflow's, its release. The sparkhooks binary is
@@ -252,11 +283,9 @@ func runSandbox(ctx context.Context, o *options, stdout, stderr io.Writer) (err 
 	fmt.Fprintf(out, `sparkhooks-local is up in %s (state and logs in %s).
 %s
   export KUBECONFIG=%s
-  kubectl apply -f examples/spark-pi.yaml
-  kubectl get sparkapplications.sparkoperator.k8s.io -w
-
+%s
 Then: kubectl logs spark-pi-driver. Ctrl-C stops everything.
-`, time.Since(started).Round(100*time.Millisecond), dir, up, abs)
+`, time.Since(started).Round(100*time.Millisecond), dir, up, abs, firstSteps(o.apache))
 	if o.readyFile != "" {
 		// Written aside and renamed: a script polling for the file must never read it empty
 		// (a test did, and ran kubectl without a kubeconfig).
@@ -279,6 +308,23 @@ Then: kubectl logs spark-pi-driver. Ctrl-C stops everything.
 		report("sparkhooks-local: stopping: " + firstLine(err.Error()))
 		return err
 	}
+}
+
+// firstSteps are the banner's first commands. With Apache's kind served too, both kinds answer
+// to sparkapp and sparkapplication, so every command names the group.
+func firstSteps(apache bool) string {
+	steps := `  kubectl apply -f examples/spark-pi.yaml
+  kubectl get sparkapplications.sparkoperator.k8s.io -w
+`
+	if apache {
+		steps += `
+Apache's SparkApplication is served too: kubectl resolves sparkapp to it, so name the group
+(sparkapplications.sparkoperator.k8s.io, sparkapplications.spark.apache.org):
+  kubectl apply -f examples/apache/apache-spark-pi.yaml
+  kubectl get sparkapplications.spark.apache.org -w
+`
+	}
+	return steps
 }
 
 func firstLine(s string) string {
@@ -323,6 +369,14 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 			return nil, "", err
 		}
 		opts.ChartSet = append(opts.ChartSet, set...)
+	}
+	if o.apache {
+		crds, err := apacheCRDDir(o, dir)
+		if err != nil {
+			return nil, "", err
+		}
+		opts.CRDs = append(opts.CRDs, crds)
+		opts.ChartSet = append(opts.ChartSet, "apacheSparkApplication.enabled=true")
 	}
 	if o.simulate {
 		opts.Simulated = &stack.SimulatedNode{StartDelay: time.Second, RunTime: 5 * time.Second}

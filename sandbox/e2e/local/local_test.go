@@ -162,18 +162,26 @@ func TestMakeRunRunsSparkPi(t *testing.T) {
 	if bin := os.Getenv("METACONTROLLER_BIN"); bin != "" {
 		controllers[bin] = "Metacontroller v"
 	}
+	// Both serve Apache's kind too (make run APACHE=1); Apache's examples run in one of them,
+	// under Metacontroller where there is one, to keep the suite short.
+	apacheRelease := os.Getenv("APACHE_SPARK_OPERATOR")
 	for metacontroller, controller := range controllers {
 		t.Run(controller, func(t *testing.T) {
 			if metacontroller == "stand-in" {
 				metacontroller = ""
 			}
-			runSparkPi(t, sandbox, controller, "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", imagesDir(), "--metacontroller", metacontroller)
+			apache := ""
+			if metacontroller != "" || len(controllers) == 1 {
+				apache = apacheRelease
+			}
+			runSparkPi(t, sandbox, controller, apache, "--api-addr", "127.0.0.1:0", "--sparkhooks", hooks, "--images", imagesDir(), "--metacontroller", metacontroller, "--apache-spark-application")
 		})
 	}
 }
 
-// runSparkPi starts the sandbox with args and checks that its banner names controller.
-func runSparkPi(t *testing.T, sandbox, controller string, args ...string) {
+// runSparkPi starts the sandbox with args and checks that its banner names controller; with
+// apacheRelease (an Apache Spark Kubernetes Operator source tree), Apache's examples run too.
+func runSparkPi(t *testing.T, sandbox, controller, apacheRelease string, args ...string) {
 	s := start(t, sandbox, args...)
 	t.Logf("up after %s:\n%s", s.upAfter.Round(100*time.Millisecond), s.output)
 	for _, want := range []string{"Kubernetes v1.", "Installed with Helm", "run by " + controller} {
@@ -209,6 +217,9 @@ func runSparkPi(t *testing.T, sandbox, controller string, args ...string) {
 		t.Fatalf("kubectl logs spark-pi-driver: %v: no Pi line in\n%s", err, harness.Tail(logs, 20))
 	}
 	s.checkHistory(t, "spark-pi")
+	if apacheRelease != "" {
+		s.checkApacheExamples(t, apacheRelease)
+	}
 
 	s.stopAndCheckNothingIsLeft(t)
 	if routes, _ := exec.Command("ip", "-4", "route").Output(); subnet != "" && strings.Contains(string(routes), subnet) {

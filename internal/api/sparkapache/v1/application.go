@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,24 @@ const (
 	confDriverPodName          = "spark.kubernetes.driver.pod.name"
 	confFiles                  = "spark.files"
 )
+
+// legacySparkVersion is a version as the Apache operator's earlier API spelt it, an enum
+// constant such as v4_2_0 (v3_5_1, v4_0_0), which its e2e suite still writes.
+var legacySparkVersion = regexp.MustCompile(`^v([0-9]+)_([0-9]+)(?:_([0-9]+))?$`)
+
+// coreSparkVersion is runtimeVersions.sparkVersion as the version number the core reads (its
+// Spark-version rules, the spark-version label): Apache's operator takes any string, and
+// v4_2_0 is 4.2.0. Other spellings are kept, for the core's validation to judge.
+func coreSparkVersion(v string) string {
+	m := legacySparkVersion.FindStringSubmatch(v)
+	if m == nil {
+		return v
+	}
+	if m[3] == "" {
+		return m[1] + "." + m[2]
+	}
+	return m[1] + "." + m[2] + "." + m[3]
+}
 
 // DriverPodName is the driver Pod's name: Apache's name for the first attempt,
 // <name>-0-driver, unless sparkConf names it. Every attempt reuses it (docs/apache.md).
@@ -82,7 +101,7 @@ func CoreApplication(app *SparkApplication, retain v1beta2.ResourceRetainPolicy)
 		return &v
 	}
 	out := v1beta2.SparkApplicationSpec{
-		SparkVersion: spec.RuntimeVersions.SparkVersion,
+		SparkVersion: coreSparkVersion(spec.RuntimeVersions.SparkVersion),
 		Mode:         v1beta2.DeployModeCluster,
 		Image:        take(confImage),
 		Arguments:    spec.DriverArgs,
