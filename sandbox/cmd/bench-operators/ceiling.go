@@ -22,10 +22,11 @@ import (
 	restclient "k8s.io/client-go/rest"
 )
 
-// The ceiling: a CompositeController whose hook makes one Pod per parent and copies the Pod's
-// phase into the parent's status, registered with the same Metacontroller as sparkhooks'. What
-// it costs is what Metacontroller and the API server cost for one Pod an application, with
-// nothing decided: the most any operator built on them could do on this machine.
+// ceilingRuns are the ceiling's parents. The ceiling is a CompositeController whose hook makes
+// one Pod per parent and copies the Pod's phase into the parent's status, registered with the
+// same Metacontroller as sparkhooks'. What it costs is what Metacontroller and the API server
+// cost for one Pod an application, with nothing decided: the most any operator built on them
+// could do on this machine.
 var ceilingRuns = schema.GroupVersionResource{Group: "bench.sparkhooks.io", Version: "v1", Resource: "ceilingruns"}
 
 // ceilingHookArg, as the first argument, makes this binary the ceiling's hook server: a process
