@@ -192,6 +192,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 				return err
 			}
 			runs = append(runs, r)
+			// Each run's row as it ends: a later run that fails leaves the earlier ones.
+			if err := opbench.WriteTable(os.Stderr, runs[len(runs)-1:]); err != nil {
+				return err
+			}
 			if err := b.cleanUp(ctx, op); err != nil {
 				return err
 			}
