@@ -45,7 +45,11 @@ type options struct {
 	timeout                                                   time.Duration
 	kubeBinDir, helm, chart, sparkhooks                       string
 	metacontroller, metacontrollerChart, metacontrollerValues string
-	keep                                                      bool
+	// kubeflow is the Kubeflow Spark Operator's release and kubeflowRoot the root of its image
+	// (Spark and Java for its spark-submit); kubeflowMax the largest N it runs.
+	kubeflow, kubeflowRoot string
+	kubeflowMax            int
+	keep                   bool
 }
 
 func main() {
@@ -75,6 +79,9 @@ func parse(args []string) (*options, error) {
 	fs.StringVar(&o.metacontroller, "metacontroller", os.Getenv("METACONTROLLER_BIN"), "the Metacontroller binary")
 	fs.StringVar(&o.metacontrollerChart, "metacontroller-chart", "", "Metacontroller's chart (default: helm/metacontroller next to the binary)")
 	fs.StringVar(&o.metacontrollerValues, "metacontroller-values", filepath.Join("chart", "metacontroller-values.yaml"), "the values Metacontroller's chart is installed with")
+	fs.StringVar(&o.kubeflow, "kubeflow-operator", os.Getenv("KUBEFLOW_SPARK_OPERATOR"), "the Kubeflow Spark Operator's release (spark-operator, chart/); empty: sparkhooks and the ceiling only")
+	fs.StringVar(&o.kubeflowRoot, "kubeflow-image-root", filepath.Join(os.Getenv("SPARK_IMAGES_DIR"), "kubeflow-spark-operator-2.5.2"), "the root file system of the operator's image (make spark-images), whose Spark and Java its spark-submit runs with")
+	fs.IntVar(&o.kubeflowMax, "kubeflow-max-n", 100, "the largest N the Kubeflow Spark Operator runs")
 	fs.BoolVar(&o.keep, "keep", false, "keep the cluster's work directory (logs) after the run")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -92,7 +99,10 @@ func parse(args []string) (*options, error) {
 	if o.metacontrollerChart == "" {
 		o.metacontrollerChart = filepath.Join(filepath.Dir(o.metacontroller), "helm", "metacontroller")
 	}
-	for _, p := range []*string{&o.chart, &o.sparkhooks, &o.metacontroller, &o.metacontrollerChart, &o.metacontrollerValues} {
+	for _, p := range []*string{&o.chart, &o.sparkhooks, &o.metacontroller, &o.metacontrollerChart, &o.metacontrollerValues, &o.kubeflow, &o.kubeflowRoot} {
+		if *p == "" {
+			continue
+		}
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return nil, err
@@ -175,17 +185,17 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	operators := []operator{
 		{name: "sparkhooks", namespace: "bench-sparkhooks", resource: sparkApplications,
 			manifest: sparkApplication("bench-sparkhooks"), finished: sparkApplicationFinished,
-			processes: func() ([]int, error) { return childrenRunning(o.sparkhooks, o.metacontroller) }},
+			processes: func() ([]int, error) { return childrenRunning(2, o.sparkhooks, o.metacontroller) }},
 		{name: "ceiling", namespace: "bench-ceiling", resource: ceilingRuns,
 			manifest: ceilingRun("bench-ceiling"), finished: ceilingFinished,
-			processes: func() ([]int, error) { return childrenRunning(self, o.metacontroller) }},
+			processes: func() ([]int, error) { return childrenRunning(2, self, o.metacontroller) }},
 	}
 	var runs []opbench.Run
-	for _, n := range o.sizes {
-		for _, op := range operators {
-			if err := b.warmUp(ctx, op); err != nil {
-				return err
-			}
+	measure := func(op operator, sizes []int) error {
+		if err := b.warmUp(ctx, op); err != nil {
+			return err
+		}
+		for _, n := range sizes {
 			fmt.Fprintf(os.Stderr, "bench-operators: %s, N = %d\n", op.name, n)
 			r, err := b.run(ctx, op, n)
 			if err != nil {
@@ -200,20 +210,74 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 				return err
 			}
 		}
+		return nil
+	}
+	for _, n := range o.sizes {
+		for _, op := range operators {
+			if err := measure(op, []int{n}); err != nil {
+				return err
+			}
+		}
+	}
+	// Kubeflow last: the simulated stack installs it in place of sparkhooks, not back.
+	if o.kubeflow != "" {
+		var sizes []int
+		for _, n := range o.sizes {
+			if n <= o.kubeflowMax {
+				sizes = append(sizes, n)
+			}
+		}
+		kubeflow, err := startKubeflow(ctx, s, b, o)
+		if err != nil {
+			return err
+		}
+		if err := measure(kubeflow, sizes); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "%s, %s; Kubernetes %s, %s, simulated pods (a second to start, five to run).\n\n", machine(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), s.Version, s.Controller)
 	if err := opbench.WriteTable(stdout, runs); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout)
-	for i := 0; i+1 < len(runs); i += len(operators) {
-		for _, other := range runs[i+1 : i+len(operators)] {
-			if err := opbench.WriteRatios(stdout, runs[i], other); err != nil {
-				return err
+	for _, a := range runs {
+		if a.Operator != "sparkhooks" {
+			continue
+		}
+		for _, other := range runs {
+			if other.Operator != a.Operator && other.N == a.N {
+				if err := opbench.WriteRatios(stdout, a, other); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// startKubeflow replaces sparkhooks with the Kubeflow Spark Operator's chart, its controller and
+// webhook host processes on the simulated node, for applications in bench-kubeflow.
+func startKubeflow(ctx context.Context, s *stack.Stack, b *bench, o *options) (operator, error) {
+	const namespace = "bench-kubeflow"
+	k := &stack.KubeflowOperator{
+		Chart: filepath.Join(o.kubeflow, "chart"),
+		// The driver ServiceAccount the applications name, in the namespace they are in.
+		Set:    []string{"spark.serviceAccount.name=spark", "spark.jobNamespaces={" + namespace + "}"},
+		Binary: filepath.Join(o.kubeflow, "spark-operator"), SparkHome: filepath.Join(o.kubeflowRoot, "opt", "spark"), JavaHome: filepath.Join(o.kubeflowRoot, "opt", "java", "openjdk"),
+	}
+	if _, err := b.core.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return operator{}, err
+	}
+	if err := s.UninstallOperator(ctx); err != nil {
+		return operator{}, fmt.Errorf("uninstalling sparkhooks: %w", err)
+	}
+	if err := s.InstallKubeflow(ctx, k); err != nil {
+		return operator{}, fmt.Errorf("installing the Kubeflow Spark Operator: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "bench-operators: %s runs\n", s.Controller)
+	return operator{name: "Kubeflow", namespace: namespace, resource: sparkApplications,
+		manifest: sparkApplication(namespace), finished: sparkApplicationFinished,
+		processes: func() ([]int, error) { return childrenRunning(2, k.Binary) }}, nil
 }
 
 // machine says what the benchmark ran on: the CPU model, its count and the memory.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -281,37 +282,50 @@ func (b *bench) requestTotal(ctx context.Context) (float64, error) {
 	return opbench.ParseRequestTotal(body)
 }
 
-// childrenRunning lists this process's children whose executable is one of binaries.
-func childrenRunning(binaries ...string) ([]int, error) {
-	entries, err := os.ReadDir("/proc")
+// childrenRunning lists this process's children whose executable is one of binaries, and
+// wants count of them.
+func childrenRunning(count int, binaries ...string) ([]int, error) {
+	parents, err := processParents()
 	if err != nil {
 		return nil, err
 	}
 	var pids []int
+	for pid, ppid := range parents {
+		if ppid != os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err != nil {
+			continue
+		}
+		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+		if slices.Contains(binaries, argv0) {
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) != count {
+		return nil, fmt.Errorf("found %d processes of %v among this process's children, want %d", len(pids), binaries, count)
+	}
+	return pids, nil
+}
+
+// processParents maps every process of the machine to its parent.
+func processParents() (map[int]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	parents := map[int]int{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		stat, err := readStat(pid)
-		if err != nil || stat.PPID != os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
-		for _, b := range binaries {
-			if argv0 == b {
-				pids = append(pids, pid)
-			}
+		if stat, err := readStat(pid); err == nil {
+			parents[pid] = stat.PPID
 		}
 	}
-	if len(pids) != len(binaries) {
-		return nil, fmt.Errorf("found %d processes of %v among this process's children, want %d", len(pids), binaries, len(binaries))
-	}
-	return pids, nil
+	return parents, nil
 }
 
 func readStat(pid int) (opbench.ProcStat, error) {
@@ -342,23 +356,26 @@ func machineCPU() (float64, error) {
 	return opbench.ParseMachineCPU(stat)
 }
 
-// samplePeakRSS samples the processes' summed resident memory every 200 ms until ctx ends.
-func samplePeakRSS(ctx context.Context, pids []int) uint64 {
+// samplePeakRSS samples the summed resident memory of the processes and everything they run
+// (Kubeflow's spark-submit JVMs) every 500 ms until ctx ends.
+func samplePeakRSS(ctx context.Context, roots []int) uint64 {
 	var peak uint64
-	tick := time.NewTicker(200 * time.Millisecond)
+	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		var sum uint64
-		for _, pid := range pids {
-			status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-			if err != nil {
-				continue
+		if parents, err := processParents(); err == nil {
+			var sum uint64
+			for _, pid := range opbench.Descendants(parents, roots) {
+				status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+				if err != nil {
+					continue
+				}
+				if rss, err := opbench.ParseRSS(status); err == nil {
+					sum += rss
+				}
 			}
-			if rss, err := opbench.ParseRSS(status); err == nil {
-				sum += rss
-			}
+			peak = max(peak, sum)
 		}
-		peak = max(peak, sum)
 		select {
 		case <-ctx.Done():
 			return peak

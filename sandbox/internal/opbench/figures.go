@@ -26,7 +26,8 @@ type Run struct {
 	// OperatorCPU and MachineCPU are CPU-seconds used during the run: by the operator's
 	// processes, and by the whole machine (every process, every engineer's).
 	OperatorCPU, MachineCPU float64
-	// PeakRSS is the largest sum of the operator's processes' resident memory sampled.
+	// PeakRSS is the largest sum sampled of the resident memory of the operator's processes and
+	// the processes they run.
 	PeakRSS uint64
 	// APIRequests is how many requests kube-apiserver served during the run.
 	APIRequests float64

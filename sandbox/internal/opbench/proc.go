@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,7 +15,8 @@ const userHZ = 100
 // ProcStat is what a run reads of /proc/<pid>/stat.
 type ProcStat struct {
 	PPID int
-	// CPU is user plus system CPU-seconds.
+	// CPU is user plus system CPU-seconds, the process's own and its waited-for children's
+	// (Kubeflow's controller waits for each spark-submit it runs).
 	CPU float64
 }
 
@@ -25,24 +27,47 @@ func ParseProcStat(stat []byte) (ProcStat, error) {
 	if end < 0 {
 		return ProcStat{}, fmt.Errorf("no command name in %q", stat)
 	}
-	// After ')': state(3) ppid(4) ... utime(14) stime(15).
+	// After ')': state(3) ppid(4) ... utime(14) stime(15) cutime(16) cstime(17).
 	fields := strings.Fields(string(stat[end+1:]))
-	if len(fields) < 13 {
+	if len(fields) < 15 {
 		return ProcStat{}, fmt.Errorf("%d fields after the command name in %q", len(fields), stat)
 	}
 	ppid, err := strconv.Atoi(fields[1])
 	if err != nil {
 		return ProcStat{}, fmt.Errorf("ppid: %w", err)
 	}
-	utime, err := strconv.ParseUint(fields[11], 10, 64)
-	if err != nil {
-		return ProcStat{}, fmt.Errorf("utime: %w", err)
+	var ticks uint64
+	for i, name := range map[int]string{11: "utime", 12: "stime", 13: "cutime", 14: "cstime"} {
+		v, err := strconv.ParseUint(fields[i], 10, 64)
+		if err != nil {
+			return ProcStat{}, fmt.Errorf("%s: %w", name, err)
+		}
+		ticks += v
 	}
-	stime, err := strconv.ParseUint(fields[12], 10, 64)
-	if err != nil {
-		return ProcStat{}, fmt.Errorf("stime: %w", err)
+	return ProcStat{PPID: ppid, CPU: float64(ticks) / userHZ}, nil
+}
+
+// Descendants are roots and every process below them, given each process's parent.
+func Descendants(parents map[int]int, roots []int) []int {
+	children := map[int][]int{}
+	for pid, ppid := range parents {
+		children[ppid] = append(children[ppid], pid)
 	}
-	return ProcStat{PPID: ppid, CPU: float64(utime+stime) / userHZ}, nil
+	seen := map[int]bool{}
+	out := []int{}
+	queue := slices.Clone(roots)
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		out = append(out, pid)
+		queue = append(queue, children[pid]...)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ParseMachineCPU reads the CPU-seconds the whole machine has spent busy from /proc/stat's
