@@ -3,9 +3,11 @@
 // applications at once through each operator in turn, on the same cluster, and measures how long
 // until every driver Pod exists and every application has ended, the create-to-driver latency,
 // the CPU and memory the operator's processes and the whole machine use, and the API requests per
-// application. The operators: sparkhooks (its hook server and Metacontroller) and the ceiling (a
+// application. The operators: sparkhooks (its hook server and Metacontroller), the ceiling (a
 // CompositeController whose hook makes one Pod and copies its phase: Metacontroller and the API
-// server alone). It prints one Markdown table and the ratios of sparkhooks to the others.
+// server alone) and, last, the Kubeflow Spark Operator (its controller, with the spark-submit JVMs
+// it runs, and its webhook, as host processes). It prints one Markdown table and the ratios of
+// sparkhooks to the others.
 package main
 
 import (
@@ -108,6 +110,14 @@ func parse(args []string) (*options, error) {
 			return nil, err
 		}
 		*p = abs
+	}
+	if o.kubeflow != "" {
+		// Checked before the cluster starts, not after sparkhooks' runs.
+		for _, f := range []string{filepath.Join(o.kubeflow, "spark-operator"), filepath.Join(o.kubeflowRoot, "opt", "spark", "bin", "spark-submit"), filepath.Join(o.kubeflowRoot, "opt", "java", "openjdk", "bin", "java")} {
+			if _, err := os.Stat(f); err != nil {
+				return nil, fmt.Errorf("the Kubeflow Spark Operator needs %s (its release, and its image's root from make spark-images): %w", f, err)
+			}
+		}
 	}
 	return o, nil
 }
