@@ -172,8 +172,11 @@ func (b *bench) run(ctx context.Context, op operator, n int) (opbench.Run, error
 				return r, fmt.Errorf("%s: the pod watch ended", op.name)
 			}
 			pod, isPod := ev.Object.(*corev1.Pod)
-			app, isDriver := strings.CutSuffix(pod.GetName(), "-driver")
-			if !isPod || !isDriver || app == op.manifest(0).GetName() {
+			if !isPod {
+				continue
+			}
+			app, isDriver := strings.CutSuffix(pod.Name, "-driver")
+			if !isDriver || app == op.manifest(0).GetName() {
 				continue
 			}
 			if _, seen := driverSeen[app]; !seen && ev.Type != watch.Deleted {
@@ -201,6 +204,13 @@ func (b *bench) run(ctx context.Context, op operator, n int) (opbench.Run, error
 	}
 	stopSampling()
 	r.PeakRSS = <-peak
+	// Every create was answered (each has its driver), but the creating goroutines may not
+	// have returned yet: created is read once they have.
+	if createErr != nil {
+		if err := <-createErr; err != nil {
+			return r, err
+		}
+	}
 	r.AllDrivers, r.AllCompleted = lastDriver.Sub(start), lastFinished.Sub(start)
 	for i := 1; i <= n; i++ {
 		name := op.manifest(i).GetName()
