@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/opbench"
 )
@@ -116,12 +118,25 @@ func (b *bench) run(ctx context.Context, op operator, n int) (opbench.Run, error
 	defer cancel()
 	apps := b.dyn.Resource(op.resource).Namespace(op.namespace)
 	// Watches from now on, opened before the first create, see every driver and every end.
-	podWatch, err := b.core.CoreV1().Pods(op.namespace).Watch(ctx, metav1.ListOptions{TimeoutSeconds: ptr(int64(b.timeout.Seconds()))})
+	pods := b.core.CoreV1().Pods(op.namespace)
+	podWatch, err := resumingWatch(ctx, func(ctx context.Context) (string, error) {
+		list, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		return list.ResourceVersion, nil
+	}, pods.Watch)
 	if err != nil {
 		return r, fmt.Errorf("watching pods: %w", err)
 	}
 	defer podWatch.Stop()
-	appWatch, err := apps.Watch(ctx, metav1.ListOptions{TimeoutSeconds: ptr(int64(b.timeout.Seconds()))})
+	appWatch, err := resumingWatch(ctx, func(ctx context.Context) (string, error) {
+		list, err := apps.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		return list.GetResourceVersion(), nil
+	}, apps.Watch)
 	if err != nil {
 		return r, fmt.Errorf("watching applications: %w", err)
 	}
@@ -235,7 +250,16 @@ func (b *bench) run(ctx context.Context, op operator, n int) (opbench.Run, error
 	return r, nil
 }
 
-func ptr[T any](v T) *T { return &v }
+// resumingWatch watches from the resource version now and resumes from the last event it
+// delivered whenever the server ends the watch: kube-apiserver closes a watcher that falls
+// behind, as the benchmark's may on a loaded machine during a thousand creates.
+func resumingWatch(ctx context.Context, now func(context.Context) (string, error), watchFunc cache.WatchFuncWithContext) (watch.Interface, error) {
+	rv, err := now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{WatchFuncWithContext: watchFunc})
+}
 
 // createAll creates applications 1..n from 32 clients at once, recording when each create was
 // sent.
