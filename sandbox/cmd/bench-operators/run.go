@@ -88,10 +88,22 @@ type bench struct {
 // warmUp runs application 0 (not counted) to its end: the operator's controllers have started
 // and its caches are filled before the clock starts.
 func (b *bench) warmUp(ctx context.Context, op operator) error {
-	if _, err := b.dyn.Resource(op.resource).Namespace(op.namespace).Create(ctx, op.manifest(0), metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("%s: creating the warm-up application: %w", op.name, err)
-	}
 	deadline := time.Now().Add(3 * time.Minute)
+	// An operator's webhooks may refuse it for a few seconds after their start.
+	for {
+		_, err := b.dyn.Resource(op.resource).Namespace(op.namespace).Create(ctx, op.manifest(0), metav1.CreateOptions{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline.Add(-150 * time.Second)) {
+			return fmt.Errorf("%s: creating the warm-up application: %w", op.name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 	for time.Now().Before(deadline) {
 		app, err := b.dyn.Resource(op.resource).Namespace(op.namespace).Get(ctx, op.manifest(0).GetName(), metav1.GetOptions{})
 		if err == nil {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,10 +106,47 @@ func (s *Stack) runKubeflowDeploymentOnHost(ctx context.Context, client kubernet
 		return err
 	}
 	for _, svc := range services.Items {
-		if labelsMatch(svc.Spec.Selector, d.Spec.Template.Labels) {
-			if err := publishHostEndpoints(ctx, client, KubeflowNamespace, svc.Name, c, hostPorts, s.NodeIP, s.options.NodeName); err != nil {
-				return err
-			}
+		if !labelsMatch(svc.Spec.Selector, d.Spec.Template.Labels) {
+			continue
+		}
+		if err := publishHostEndpoints(ctx, client, KubeflowNamespace, svc.Name, c, hostPorts, s.NodeIP, s.options.NodeName); err != nil {
+			return err
+		}
+		// The webhook writes its CA into the chart's webhook configurations after it is ready:
+		// until then kube-apiserver refuses its certificate, and every SparkApplication with it.
+		if err := s.poll(ctx, "the Kubeflow webhook's CA in its configurations", func(ctx context.Context) error {
+			return caBundlesSet(ctx, client, svc.Name)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// caBundlesSet fails while a webhook calling service has no CA bundle.
+func caBundlesSet(ctx context.Context, client kubernetes.Interface, service string) error {
+	mutating, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	validating, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	var configs []admissionregistrationv1.WebhookClientConfig
+	for _, c := range mutating.Items {
+		for _, w := range c.Webhooks {
+			configs = append(configs, w.ClientConfig)
+		}
+	}
+	for _, c := range validating.Items {
+		for _, w := range c.Webhooks {
+			configs = append(configs, w.ClientConfig)
+		}
+	}
+	for _, c := range configs {
+		if c.Service != nil && c.Service.Namespace == KubeflowNamespace && c.Service.Name == service && len(c.CABundle) == 0 {
+			return fmt.Errorf("a webhook calling Service %s has no CA bundle yet", service)
 		}
 	}
 	return nil
