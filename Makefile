@@ -18,7 +18,7 @@ export KUBEFLOW_SPARK_OPERATOR
 APACHE_SPARK_OPERATOR ?= $(wildcard $(CURDIR)/../shared/apache-spark-kubernetes-operator/1.0.0)
 export APACHE_SPARK_OPERATOR
 
-.PHONY: run test bench lint golangci-lint generate build krew image image-push image-docker chart-check e2e e2e-kubeflow e2e-apache chainsaw memload spark-images kueue gateway-api kube helm test-fixtures node airflow
+.PHONY: run test bench bench-operators lint golangci-lint generate build krew image image-push image-docker chart-check e2e e2e-kubeflow e2e-apache chainsaw memload spark-images kueue gateway-api kube helm test-fixtures node airflow
 
 ## run: the local sandbox (bin/sparkhooks-local, docs/local.md): the real control plane with the chart
 ## installed by Helm and one node, where kubectl apply runs sparkhooks and real Spark (the Spark image a
@@ -47,6 +47,19 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	cd sandbox && $(GO) test -run '^$$' -bench . -benchmem ./...
+
+## bench-operators: the operators' benchmark (docs/benchmarks.md): on the real control plane with
+## simulated pods and the real Metacontroller (METACONTROLLER_BIN), BENCH_N applications created at once
+## through sparkhooks, through the ceiling (a one-Pod hook: Metacontroller and the API server alone) and
+## then through the Kubeflow Spark Operator (KUBEFLOW_SPARK_OPERATOR, as host processes with its image's
+## Spark and Java from make spark-images; N up to 100), one after the other on one cluster; prints the
+## table and the ratios. Not part of make e2e
+BENCH_N ?= 100
+bench-operators:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/sparkhooks ./cmd/sparkhooks
+	CGO_ENABLED=0 $(GO) build -C sandbox -trimpath -o $(CURDIR)/bin/bench-operators ./cmd/bench-operators
+	bin/bench-operators -kube-bin-dir "$$(hack/kube/build.sh)" -helm "$$(hack/helm/build.sh)" -n "$(BENCH_N)" \
+		-kubeflow-image-root "$${SPARK_IMAGES_DIR:-.cache/spark-images}/kubeflow-spark-operator-2.5.2" $(BENCHFLAGS)
 
 ## lint: gofmt check, no registry host name in a tracked file, golangci-lint (.golangci.yml: go vet's
 ## analyzers, staticcheck, errcheck, doc comments, misspellings; built once per user by

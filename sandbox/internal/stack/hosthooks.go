@@ -105,7 +105,7 @@ func (s *Stack) runHooksOnHost(ctx context.Context, o Options, client kubernetes
 		}
 	}
 	s.HookServer = s.NodeIP.String()
-	return publishHostEndpoints(ctx, client, c, hostPorts, s.NodeIP, o.NodeName)
+	return publishHostEndpoints(ctx, client, SparkhooksNamespace, hookRelease, c, hostPorts, s.NodeIP, o.NodeName)
 }
 
 // moveListenAddress turns a listen address argument, --<name>addr[ess]=[host]:port, naming the
@@ -241,13 +241,13 @@ func httpOK(ctx context.Context, url string) error {
 	return nil
 }
 
-// publishHostEndpoints writes the host process's address as the one ready endpoint of the
+// publishHostEndpoints writes the host process's address as the one ready endpoint of a
 // chart's Service, its ports mapped from the Service's target ports, in an EndpointSlice owned
 // by the Service, as the EndpointSlice controller writes one for Pods.
-func publishHostEndpoints(ctx context.Context, client kubernetes.Interface, c corev1.Container, hostPorts map[int32]int32, ip netip.Addr, nodeName string) error {
-	svc, err := client.CoreV1().Services(SparkhooksNamespace).Get(ctx, hookRelease, metav1.GetOptions{})
+func publishHostEndpoints(ctx context.Context, client kubernetes.Interface, namespace, service string, c corev1.Container, hostPorts map[int32]int32, ip netip.Addr, nodeName string) error {
+	svc, err := client.CoreV1().Services(namespace).Get(ctx, service, metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("reading the chart's Service: %w", err)
+		return fmt.Errorf("reading the chart's Service %s: %w", service, err)
 	}
 	slice, err := hostEndpointSlice(svc, c, hostPorts, ip, nodeName)
 	if err != nil {
@@ -264,7 +264,7 @@ func publishHostEndpoints(ctx context.Context, client kubernetes.Interface, c co
 		_, err = slices.Update(ctx, slice, metav1.UpdateOptions{})
 		return err
 	} else if err != nil {
-		return fmt.Errorf("publishing the hook server in an EndpointSlice: %w", err)
+		return fmt.Errorf("publishing the host process behind Service %s: %w", service, err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/sparkimages"
 )
@@ -21,11 +22,17 @@ const (
 // Its controller and webhook run as the chart's Pods on the process kubelet, from the image
 // ghcr.io/kubeflow/spark-operator/controller:<appVersion>, which Options.ImageSource prepares
 // (sandbox/internal/sparkimages); the chart's CRDs go in with it. Neither Metacontroller nor the
-// stand-in runs.
+// stand-in runs. On a simulated node, whose pods run nothing, the controller and the webhook run
+// as host processes instead (kubeflowhost.go), with a Spark distribution and Java for the
+// controller's spark-submit.
 type KubeflowOperator struct {
 	// Chart is the chart's directory (with crds/); Set are --set arguments for its install.
 	Chart string
 	Set   []string
+	// Binary is the release's spark-operator, and SparkHome and JavaHome the Spark distribution
+	// and Java its spark-submit runs with (the operator image's /opt/spark and
+	// /opt/java/openjdk), for host processes on a simulated node; unused otherwise.
+	Binary, SparkHome, JavaHome string
 }
 
 // Name says what runs the applications, with the chart's version.
@@ -44,7 +51,11 @@ func (k *KubeflowOperator) check(o *Options) error {
 	}
 	switch {
 	case o.Simulated != nil:
-		return errors.New("stack: the Kubeflow Spark Operator runs on the process kubelet only: its spark-submit needs pods that run")
+		for _, f := range []string{k.Binary, filepath.Join(k.SparkHome, "bin", "spark-submit"), filepath.Join(k.JavaHome, "bin", "java")} {
+			if _, err := os.Stat(f); f == "" || err != nil {
+				return fmt.Errorf("stack: on a simulated node the Kubeflow Spark Operator runs as host processes, which need its binary, a Spark distribution and Java: %q is missing", f)
+			}
+		}
 	case o.RealNode != "":
 		return errors.New("stack: the Kubeflow Spark Operator runs on the process kubelet only: the real node runs the Spark images imported at its start, not the operator's")
 	case o.Metacontroller != "" || o.OwnControllers:
@@ -68,8 +79,18 @@ func (s *Stack) installKubeflow(ctx context.Context, k *KubeflowOperator, phase 
 	if err != nil {
 		return err
 	}
-	if err := s.helm.install(ctx, KubeflowRelease, k.Chart, KubeflowNamespace, installOptions{set: k.Set, setJSON: tolerations, wait: true}); err != nil {
+	set := k.Set
+	if s.options.Simulated != nil {
+		// As sparkhooks' hook server there: no Pods, host processes in their place.
+		set = append(slices.Clone(set), "controller.replicas=0", "webhook.replicas=0")
+	}
+	if err := s.helm.install(ctx, KubeflowRelease, k.Chart, KubeflowNamespace, installOptions{set: set, setJSON: tolerations, wait: true}); err != nil {
 		return err
+	}
+	if s.options.Simulated != nil {
+		if err := s.runKubeflowOnHost(ctx, k); err != nil {
+			return err
+		}
 	}
 	s.Controller, s.operator, s.kubeflow = k.Name(), OperatorKubeflow, k
 	phase("the Kubeflow Spark Operator's chart is installed and its Pods are ready")

@@ -37,17 +37,30 @@ func (s *Stack) UninstallOperator(ctx context.Context) error {
 			return errors.New("stack: only sparkhooks run by Metacontroller is uninstalled here")
 		}
 		// Metacontroller first: with its controllers gone, nothing acts on an application
-		// while sparkhooks' webhooks go.
+		// while sparkhooks' webhooks go. On a simulated node the charts' Pods are host
+		// processes, which go with them.
+		if s.metacontroller != nil {
+			s.metacontroller.end(10 * time.Second)
+			s.metacontroller = nil
+		}
 		if err := s.helm.uninstall(ctx, "metacontroller", MetacontrollerNamespace); err != nil {
 			return err
 		}
 		if err := s.helm.uninstall(ctx, "sparkhooks", SparkhooksNamespace); err != nil {
 			return err
 		}
+		if s.hooks != nil {
+			s.hooks.end(10 * time.Second)
+			s.hooks, s.HookServer = nil, ""
+		}
 	case OperatorKubeflow:
 		if err := s.helm.uninstall(ctx, KubeflowRelease, KubeflowNamespace); err != nil {
 			return err
 		}
+		for _, c := range s.kubeflowOnHost {
+			c.end(10 * time.Second)
+		}
+		s.kubeflowOnHost = nil
 	}
 	s.operator, s.Controller, s.kubeflow = OperatorNone, "", nil
 	return nil

@@ -182,6 +182,9 @@ type Stack struct {
 	hookHTTPPort int
 	// metacontroller is Metacontroller's host process on a simulated node.
 	metacontroller *component
+	// kubeflowOnHost are the Kubeflow Spark Operator's controller and webhook as host processes
+	// on a simulated node (kubeflowhost.go).
+	kubeflowOnHost []*component
 	// failed delivers the first reason the cluster cannot go on (Failed).
 	failed   chan error
 	failOnce sync.Once
@@ -733,8 +736,14 @@ func (s *Stack) supervise(ctx context.Context, policy restartPolicy, report func
 		}
 	}
 	for _, c := range components {
+		// Each supervision ends on its own too: an uninstalled operator's host processes stop
+		// for good (UninstallOperator).
+		componentCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		c.unsupervise = func() { cancel(); <-done }
 		s.running.Go(func() {
-			if err := c.supervise(ctx, policy, report); err != nil {
+			defer close(done)
+			if err := c.supervise(componentCtx, policy, report); err != nil {
 				s.fail(err)
 			}
 		})
@@ -768,6 +777,9 @@ func (s *Stack) Stop() {
 	}
 	if s.hooks != nil {
 		s.hooks.stop(10 * time.Second)
+	}
+	for _, c := range s.kubeflowOnHost {
+		c.stop(10 * time.Second)
 	}
 	if s.Node != nil {
 		s.Node.Stop()

@@ -24,6 +24,8 @@ type component struct {
 
 	mu  sync.Mutex
 	run *process
+	// unsupervise ends the supervision and waits until it has; nil for an unsupervised one.
+	unsupervise func()
 }
 
 func startComponent(name, title, binary string, args, env []string, logDir string) (*component, error) {
@@ -57,6 +59,14 @@ func (c *component) current() *process {
 
 // stop stops the latest run; the caller has ended supervision first.
 func (c *component) stop(grace time.Duration) { c.current().stop(grace) }
+
+// end ends the supervision, then the latest run.
+func (c *component) end(grace time.Duration) {
+	if c.unsupervise != nil {
+		c.unsupervise()
+	}
+	c.stop(grace)
+}
 
 // restartPolicy says when an exited component starts again: after initial, doubling with every
 // exit within window up to max; the limit-th exit within window is not restarted.
