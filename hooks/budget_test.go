@@ -40,7 +40,7 @@ var bodyRoutes = []bodyRoute{
 // reads its body, and the given budget.
 func budgetConfig(m *metrics.Metrics, budget *Budget) Config {
 	cfg := testConfig(m)
-	cfg.Mutate = NewMutateHandler(mutate.StaticPolicy{}, nil, nil, nil)
+	cfg.Mutate = NewMutateHandler(mutate.StaticPolicy{}, nil, nil)
 	cfg.Inflight = budget
 	return cfg
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/sparkhooks/sparkhooks/internal/metrics"
 	"github.com/sparkhooks/sparkhooks/internal/mutate"
 )
 
@@ -15,7 +16,7 @@ import (
 // onMutation is called once per mutation kind in an admitted patch and onDenial once per rule that
 // refused a pod; either may be nil. They let the caller count without this package knowing the
 // metrics.
-func NewMutateHandler(policy mutate.PolicySource, logger *slog.Logger, onMutation func(kind string), onDenial func(rule string)) http.Handler {
+func NewMutateHandler(policy mutate.PolicySource, logger *slog.Logger, m *metrics.Metrics) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -30,14 +31,12 @@ func NewMutateHandler(policy mutate.PolicySource, logger *slog.Logger, onMutatio
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		if onMutation != nil {
+		if m != nil {
 			for _, kind := range outcome.Kinds {
-				onMutation(kind)
+				m.Mutations.WithLabelValues(kind).Inc()
 			}
-		}
-		if onDenial != nil {
 			for _, rule := range outcome.DeniedBy {
-				onDenial(rule)
+				m.AdmissionDenials.WithLabelValues(rule).Inc()
 			}
 		}
 		if !out.Response.Allowed {

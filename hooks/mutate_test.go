@@ -10,10 +10,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 
+	"github.com/sparkhooks/sparkhooks/internal/metrics"
 	"github.com/sparkhooks/sparkhooks/internal/mutate"
 	"github.com/sparkhooks/sparkhooks/internal/testsupport/httpbench"
 )
@@ -35,25 +38,6 @@ func readMutateCase(t testing.TB, name string) ([]byte, *mutate.Policy) {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-// countingObserver records the callbacks; a handler may be called concurrently.
-type countingObserver struct {
-	mu        sync.Mutex
-	mutations []string
-	denials   []string
-}
-
-func (o *countingObserver) mutation(kind string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.mutations = append(o.mutations, kind)
-}
-
-func (o *countingObserver) denial(rule string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.denials = append(o.denials, rule)
 }
 
 func TestMutateHandler(t *testing.T) {
@@ -93,8 +77,8 @@ func TestMutateHandler(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obs := &countingObserver{}
-			h := NewMutateHandler(mutate.StaticPolicy{P: tt.policy}, nil, obs.mutation, obs.denial)
+			m := metrics.New()
+			h := NewMutateHandler(mutate.StaticPolicy{P: tt.policy}, nil, m)
 			req := httptest.NewRequest(tt.method, MutatePath, bytes.NewReader(tt.body))
 			rec := httptest.NewRecorder()
 			req.Body = http.MaxBytesReader(rec, req.Body, 1<<20)
@@ -102,8 +86,8 @@ func TestMutateHandler(t *testing.T) {
 
 			require.Equal(t, tt.wantCode, rec.Code, rec.Body.String())
 			assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
-			assert.Equal(t, tt.wantMutations, obs.mutations)
-			assert.Equal(t, tt.wantDenials, obs.denials)
+			assertCounted(t, m.Mutations, tt.wantMutations)
+			assertCounted(t, m.AdmissionDenials, tt.wantDenials)
 			if tt.wantError != "" {
 				var e struct{ Error string }
 				require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e))
@@ -149,7 +133,7 @@ func TestMutateHandlerUsesThePolicyInForce(t *testing.T) {
 	volcano, err := mutate.ParsePolicy([]byte("version: 1\nrules:\n- name: a\n  defaults: {schedulerName: volcano}\n"))
 	require.NoError(t, err)
 	src := &switchingSource{p: yunikorn}
-	h := NewMutateHandler(src, nil, nil, nil)
+	h := NewMutateHandler(src, nil, nil)
 
 	patchOf := func() string {
 		rec := httptest.NewRecorder()
@@ -168,10 +152,24 @@ func TestMutateHandlerUsesThePolicyInForce(t *testing.T) {
 // keep-alive, as the API server does, and reports the 50th and 99th percentile round trip.
 func BenchmarkMutateHTTP(b *testing.B) {
 	body, policy := readMutateCase(b, "typical-executor")
-	srv := httptest.NewServer(NewMutateHandler(mutate.StaticPolicy{P: policy}, nil, func(string) {}, func(string) {}))
+	srv := httptest.NewServer(NewMutateHandler(mutate.StaticPolicy{P: policy}, nil, metrics.New()))
 	defer srv.Close()
 	client := srv.Client()
 	url := srv.URL + MutatePath
 
 	httpbench.Post(b, client, url, body, `"patch"`)
+}
+
+// assertCounted checks that the counter holds one series per label of want, counting its
+// occurrences, and no other.
+func assertCounted(t *testing.T, counter *prometheus.CounterVec, want []string) {
+	t.Helper()
+	counts := map[string]int{}
+	for _, label := range want {
+		counts[label]++
+	}
+	assert.Equal(t, len(counts), testutil.CollectAndCount(counter))
+	for label, n := range counts {
+		assert.Equal(t, float64(n), testutil.ToFloat64(counter.WithLabelValues(label)), label)
+	}
 }

@@ -3,6 +3,7 @@ package hooks
 import (
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -35,8 +36,9 @@ type Config struct {
 	// Inflight caps the body bytes in flight on every router built with it; give both routers
 	// the same one. Nil gives each router its own budget of DefaultMaxInflightBytes.
 	Inflight *Budget
-	// Ready reports whether the server should receive traffic; nil means always ready.
-	Ready func() error
+	// Draining, once true, takes the server out of traffic: readiness answers 503 while it
+	// finishes what it serves. Nil never drains.
+	Draining *atomic.Bool
 }
 
 func (c Config) withDefaults() Config {
@@ -123,11 +125,9 @@ func newBaseRouter(cfg Config) chi.Router {
 		writeText(w, http.StatusOK, "ok")
 	})
 	r.Get(ReadyzPath, func(w http.ResponseWriter, _ *http.Request) {
-		if cfg.Ready != nil {
-			if err := cfg.Ready(); err != nil {
-				writeText(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
-				return
-			}
+		if cfg.Draining != nil && cfg.Draining.Load() {
+			writeText(w, http.StatusServiceUnavailable, "not ready: shutting down")
+			return
 		}
 		writeText(w, http.StatusOK, "ok")
 	})

@@ -3,11 +3,11 @@ package hooks
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,11 +132,16 @@ func TestRouterRecordsMetrics(t *testing.T) {
 
 func TestReadyzReportsNotReady(t *testing.T) {
 	cfg := testConfig(metrics.New())
-	cfg.Ready = func() error { return errors.New("policy not loaded") }
-	rec := httptest.NewRecorder()
-	NewRouter(cfg).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, ReadyzPath, nil))
-	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
-	assert.Contains(t, rec.Body.String(), "policy not loaded")
+	var draining atomic.Bool
+	cfg.Draining = &draining
+	ready := func() int {
+		rec := httptest.NewRecorder()
+		NewRouter(cfg).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, ReadyzPath, nil))
+		return rec.Code
+	}
+	assert.Equal(t, http.StatusOK, ready())
+	draining.Store(true)
+	assert.Equal(t, http.StatusServiceUnavailable, ready())
 }
 
 func registered(t *testing.T, h http.Handler) []string {

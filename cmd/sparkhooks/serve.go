@@ -183,12 +183,7 @@ func runServer(ctx context.Context, opts serveOptions, logger *slog.Logger, plai
 		Now:          time.Now,
 		MaxBodyBytes: opts.maxBodyBytes,
 		Inflight:     hooks.NewBudget(opts.maxInflightBytes, opts.inflightWait),
-		Ready: func() error {
-			if draining.Load() {
-				return errors.New("shutting down")
-			}
-			return deps.ready()
-		},
+		Draining:     &draining,
 	}
 
 	servers := []*http.Server{newHTTPServer(hooks.NewRouter(cfg), logger)}
@@ -247,5 +242,4 @@ type dependencies struct {
 	mutate    http.Handler
 	metrics   *metrics.Metrics
 	tlsConfig *tls.Config
-	ready     func() error
 }

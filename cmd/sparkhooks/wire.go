@@ -25,10 +25,7 @@ func wire(ctx context.Context, opts serveOptions, logger *slog.Logger) (*depende
 			return nil, fmt.Errorf("Kubeflow metrics: %w", err)
 		}
 	}
-	deps := &dependencies{
-		metrics: m,
-		ready:   func() error { return nil },
-	}
+	deps := &dependencies{metrics: m}
 
 	var policy mutate.PolicySource = mutate.StaticPolicy{}
 	if opts.policyFile != "" {
@@ -43,9 +40,7 @@ func wire(ctx context.Context, opts serveOptions, logger *slog.Logger) (*depende
 		}()
 		policy = src
 	}
-	deps.mutate = hooks.NewMutateHandler(policy, logger,
-		func(kind string) { m.Mutations.WithLabelValues(kind).Inc() },
-		func(rule string) { m.AdmissionDenials.WithLabelValues(rule).Inc() })
+	deps.mutate = hooks.NewMutateHandler(policy, logger, m)
 
 	if opts.tlsCertFile != "" {
 		reloader, err := tlsreload.New(opts.tlsCertFile, opts.tlsKeyFile, tlsreload.Options{Logger: logger})
