@@ -52,9 +52,7 @@ type rendering struct {
 	volcano     bool
 	driverPDBs  bool // metacontroller.driverPodDisruptionBudgets
 	kueue       bool // metacontroller.kueue
-	// kueueIntegration: kueue.sparkApplicationIntegration, Kueue's own integration's mode.
-	kueueIntegration bool
-	gatewayAPI       bool // gatewayAPI.enabled, with every operator default of the routes
+	gatewayAPI  bool // gatewayAPI.enabled, with every operator default of the routes
 	// schedulerPlugins: metacontroller.schedulerPluginsPodGroups and the batchScheduler values.
 	schedulerPlugins bool
 	serviceMonitor   bool
@@ -113,12 +111,6 @@ var renderings = []rendering{
 		gcDryRun:              true,
 		gcCronJob:             true,
 		historyServer:         true,
-	},
-	{
-		file:                  "kueue-integration.yaml",
-		kueueIntegration:      true,
-		jobNamespaces:         []string{"default"},
-		defaultServiceAccount: "spark",
 	},
 }
 
