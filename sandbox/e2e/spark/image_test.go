@@ -7,10 +7,13 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/ociimage"
 	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
@@ -29,25 +32,35 @@ func TestHookServerRunsTheBuiltImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods, err := client.CoreV1().Pods(stack.SparkhooksNamespace).List(context.Background(), metav1.ListOptions{})
+	// A test's helm upgrade may still be rolling the server out: wait for a ready pod, and judge
+	// the containers that have started (a container being created has no image ID yet).
+	pods, err := harness.WaitFor(context.Background(), 2*time.Minute, "a ready hook server pod", func(ctx context.Context) (*corev1.PodList, error) {
+		return client.CoreV1().Pods(stack.SparkhooksNamespace).List(ctx, metav1.ListOptions{})
+	}, func(pods *corev1.PodList) bool { return readyServers(pods) > 0 }, nil)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", stack.SparkhooksNamespace, err)
 	}
-	servers := 0
 	for _, pod := range pods.Items {
 		for _, c := range pod.Status.ContainerStatuses {
-			if !strings.HasPrefix(c.Image, "ghcr.io/sparkhooks/sparkhooks:") {
+			if !strings.HasPrefix(c.Image, "ghcr.io/sparkhooks/sparkhooks:") || c.ImageID == "" {
 				continue
 			}
 			if !strings.HasSuffix(c.ImageID, "@"+digest.String()) && c.ImageID != digest.String() {
 				t.Errorf("pod %s runs %s as image %s, want the built image %s", pod.Name, c.Image, c.ImageID, digest)
 			}
-			if pod.Status.Phase == "Running" && c.Ready {
+		}
+	}
+}
+
+// readyServers counts the running, ready hook server containers.
+func readyServers(pods *corev1.PodList) int {
+	servers := 0
+	for _, pod := range pods.Items {
+		for _, c := range pod.Status.ContainerStatuses {
+			if strings.HasPrefix(c.Image, "ghcr.io/sparkhooks/sparkhooks:") && pod.Status.Phase == corev1.PodRunning && c.Ready {
 				servers++
 			}
 		}
 	}
-	if servers == 0 {
-		t.Fatalf("no ready hook server pod in %s: %+v", stack.SparkhooksNamespace, pods.Items)
-	}
+	return servers
 }
