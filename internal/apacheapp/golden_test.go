@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
@@ -59,6 +61,27 @@ func retain(policy string, durationMillis int64) func(*world) {
 		t := w.tolerations()
 		t.ResourceRetainPolicy, t.ResourceRetainDurationMillis, t.TTLAfterStopMillis = policy, ptr.To(durationMillis), nil
 	}
+}
+
+// exposed asks for one ConfigMap and one Service with each kind of front, Apache's
+// driver exposure lists, under a registration that declares the Gateway API routes.
+func exposed(w *world) {
+	w.declareFronts()
+	w.app.Spec.ConfigMapSpecs = []sparkv1.ConfigMapSpec{{Name: "pi-settings", Labels: map[string]string{"team": "a"}, Data: map[string]string{"app.conf": "x=1\n"}}}
+	svc := func(name string) (*metav1.ObjectMeta, *corev1.ServiceSpec) {
+		return &metav1.ObjectMeta{Name: name}, &corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 4040, TargetPort: intstr.FromInt32(4040)}}}
+	}
+	gateway := &apiextensionsv1.JSON{Raw: []byte(`{"parentRefs":[{"name":"gw"}],"hostnames":["pi.example.org"]}`)}
+	uiMeta, uiSpec := svc("pi-ui")
+	httpMeta, httpSpec := svc("pi-http")
+	grpcMeta, grpcSpec := svc("pi-connect")
+	grpcSpec.Ports[0] = corev1.ServicePort{Name: "grpc", Port: 15002, TargetPort: intstr.FromInt32(15002)}
+	w.app.Spec.DriverServiceIngressList = []sparkv1.DriverExposure{{ServiceMetadata: uiMeta, ServiceSpec: uiSpec,
+		IngressMetadata: &metav1.ObjectMeta{Name: "pi-ui", Annotations: map[string]string{"kubernetes.io/ingress.class": "nginx"}}}}
+	w.app.Spec.DriverHTTPRouteList = []sparkv1.DriverExposure{{ServiceMetadata: httpMeta, ServiceSpec: httpSpec,
+		HTTPRouteMetadata: &metav1.ObjectMeta{Name: "pi-http"}, HTTPRouteSpec: gateway}}
+	w.app.Spec.DriverGRPCRouteList = []sparkv1.DriverExposure{{ServiceMetadata: grpcMeta, ServiceSpec: grpcSpec,
+		GRPCRouteMetadata: &metav1.ObjectMeta{Name: "pi-connect"}, GRPCRouteSpec: gateway}}
 }
 func onFailure(w *world) {
 	w.tolerations().RestartConfig = &sparkv1.RestartConfig{RestartPolicy: sparkv1.RestartOnFailure, RestartBackoffMillis: ptr.To(int64(10000))}
@@ -115,6 +138,17 @@ func goldenCases() []goldenCase {
 		{name: "restarted", want: sparkv1.AppDriverRequested, setup: then(onFailure, exited(1), settleAfter(11*time.Second))},
 		{name: "client-mode-refused", want: sparkv1.AppResourceReleased, setup: func(w *world) { w.app.Spec.DeploymentMode = sparkv1.DeploymentModeClient }},
 		{name: "deleted", finalizing: true, want: sparkv1.AppResourceReleased, setup: running},
+		{name: "exposed", want: sparkv1.AppRunningHealthy, setup: then(exposed, running)},
+		// The routes the spec asks for are not declared children: refused with the chart value.
+		{name: "exposed-routes-undeclared", want: sparkv1.AppResourceReleased, setup: func(w *world) {
+			exposed(w)
+			delete(w.children, keyHTTPRoute)
+			delete(w.children, keyGRPCRoute)
+		}},
+		{name: "exposed-name-taken", want: sparkv1.AppResourceReleased, setup: func(w *world) {
+			exposed(w)
+			w.app.Spec.ConfigMapSpecs[0].Name = "pi-0-spark-drv-conf-map"
+		}},
 		// Apache's earlier enum spelling, which its e2e suite writes, and spark.app.name set:
 		// Apache then names the application after the object.
 		{name: "legacy-spark-version", want: sparkv1.AppDriverRequested, setup: func(w *world) {
@@ -288,4 +322,56 @@ func TestAttemptKeepsItsConfigMap(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []any{map[string]any{"spark.properties": older}}, kept)
+}
+
+// The extras live as long as the attempt's driver Pod: built with it, gone when it is released,
+// and built again for the next attempt, whose driver their Services then select.
+func TestExtrasLiveWithTheDriver(t *testing.T) {
+	w := newWorld(t, piYAML)
+	exposed(w)
+	onFailure(w)
+	retain(sparkv1.RetainNever, -1)(w)
+	running(w)
+	extras := func() map[string]string {
+		got := map[string]string{}
+		for key, group := range w.children {
+			for name, obj := range group {
+				if key == keyPod || name == "pi-0-spark-drv-conf-map" || name == "pi-0-driver-svc" || name == "pi-ui-svc" {
+					continue
+				}
+				sel, _, _ := unstructuredString(obj, "spec", "selector", "spark-app-selector")
+				got[key+"/"+name] = sel
+			}
+		}
+		return got
+	}
+	first := w.app.Status.Attempt.SparkApplicationID
+	assert.Equal(t, map[string]string{
+		keyConfigMap + "/pi-settings": "", keyService + "/pi-ui": first, keyService + "/pi-http": first, keyService + "/pi-connect": first,
+		keyIngress + "/pi-ui": "", keyHTTPRoute + "/pi-http": "", keyGRPCRoute + "/pi-connect": "",
+	}, extras())
+
+	w.advance(time.Minute)
+	w.driverExited(1, "")
+	w.settle()
+	assert.Empty(t, extras(), "released with the driver")
+
+	w.advance(11 * time.Second)
+	w.settle()
+	second := w.app.Status.Attempt.SparkApplicationID
+	require.NotEqual(t, first, second)
+	assert.Equal(t, second, extras()[keyService+"/pi-ui"], "the next attempt's Services select its driver")
+}
+
+func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false, nil
+		}
+		cur = m[p]
+	}
+	s, ok := cur.(string)
+	return s, ok, nil
 }

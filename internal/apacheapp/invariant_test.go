@@ -125,6 +125,23 @@ func mutations() []coretest.Mutation {
 			coretest.Obj(coretest.Spec(r), "applicationTolerations")["restartConfig"] = map[string]any{"restartPolicy": "OnFailure"}
 		}},
 		{Name: "spec-removed", Apply: func(r map[string]any) { delete(coretest.Parent(r), "spec") }},
+		// An extra child named as one of the attempt's own: the spec turns invalid mid-attempt.
+		{Name: "spec-extra-named-as-own", Apply: func(r map[string]any) {
+			name, _ := coretest.Obj(coretest.Parent(r), "metadata")["name"].(string)
+			coretest.Spec(r)["configMapSpecs"] = []any{map[string]any{"name": name + "-0-spark-drv-conf-map"}}
+		}},
+		// A registration without the Gateway API routes, where a spec that asks for them is
+		// invalid.
+		{Name: "routes-undeclared", Apply: func(r map[string]any) {
+			children := coretest.Obj(r, "children")
+			delete(children, "HTTPRoute.gateway.networking.k8s.io/v1")
+			delete(children, "GRPCRoute.gateway.networking.k8s.io/v1")
+		}},
+		{Name: "spec-extras-removed", Apply: func(r map[string]any) {
+			for _, f := range []string{"configMapSpecs", "driverServiceIngressList", "driverHttpRouteList", "driverGrpcRouteList"} {
+				delete(coretest.Spec(r), f)
+			}
+		}},
 		{Name: "pod-submission-label-other", Apply: eachPod(func(pod map[string]any) { coretest.Labels(pod)[sparkpod.LabelSubmissionID] = "other" })},
 		{Name: "pod-submission-label-removed", Apply: eachPod(func(pod map[string]any) { delete(coretest.Labels(pod), sparkpod.LabelSubmissionID) })},
 		{Name: "pod-running-ready", Apply: eachPod(func(pod map[string]any) {

@@ -64,6 +64,10 @@ func Sync(req *metacontroller.SyncRequest, now time.Time, cfg sparkapp.Config) (
 	if err != nil {
 		return nil, hook.Outcome{}, err
 	}
+	return syncParent(req, p, now, cfg)
+}
+
+func syncParent(req *metacontroller.SyncRequest, p *parent, now time.Time, cfg sparkapp.Config) (*metacontroller.SyncResponse, hook.Outcome, error) {
 	app := p.app
 	cfg.Driver.Apache = true
 	observed := coreStatus(&app.Status)
@@ -77,6 +81,18 @@ func Sync(req *metacontroller.SyncRequest, now time.Time, cfg sparkapp.Config) (
 	answered, ok := resp.Status.(*v1beta2.SparkApplicationStatus)
 	if !ok {
 		return nil, hook.Outcome{}, metacontroller.RequestErrorf("the core answered a status of type %T", resp.Status)
+	}
+	if len(p.specErrs) == 0 {
+		extraErrs, err := withExtras(app, resp, answered.SparkApplicationID, sparkapp.RequestOptions(cfg.Driver, req.Children))
+		if err != nil {
+			return nil, hook.Outcome{}, err
+		}
+		if len(extraErrs) > 0 {
+			// The spec cannot be built as asked: the core decides again, on an invalid spec,
+			// as it would have had validation known.
+			p.specErrs = extraErrs
+			return syncParent(req, p, now, cfg)
+		}
 	}
 	t := &teller{app: app, req: req, core: answered, now: now.UTC().Truncate(time.Second), children: resp.Children}
 	status := t.status()

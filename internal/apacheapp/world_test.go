@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	sparkv1 "github.com/sparkhooks/sparkhooks/internal/api/sparkapache/v1"
+	"github.com/sparkhooks/sparkhooks/internal/children"
 	"github.com/sparkhooks/sparkhooks/internal/metacontroller"
 	"github.com/sparkhooks/sparkhooks/internal/sparkapp"
 	"github.com/sparkhooks/sparkhooks/internal/sparkpod"
@@ -44,6 +45,9 @@ spec:
 var (
 	keyConfigMap = metacontroller.Key("ConfigMap", "v1")
 	keyService   = metacontroller.Key("Service", "v1")
+	keyIngress   = metacontroller.Key("Ingress", "networking.k8s.io/v1")
+	keyHTTPRoute = metacontroller.Key("HTTPRoute", children.GatewayAPIVersion)
+	keyGRPCRoute = metacontroller.Key("GRPCRoute", children.GatewayAPIVersion)
 )
 
 // world plays Metacontroller (creates and deletes children, writes the status) and the kubelet
@@ -211,4 +215,12 @@ func (w *world) tolerations() *sparkv1.ApplicationTolerations {
 		w.app.Spec.ApplicationTolerations = &sparkv1.ApplicationTolerations{}
 	}
 	return w.app.Spec.ApplicationTolerations
+}
+
+// declareFronts is a registration with Ingresses and the Gateway API routes as children (the
+// chart, with gatewayAPI.enabled): the request carries their types.
+func (w *world) declareFronts() {
+	for _, key := range []string{keyIngress, keyHTTPRoute, keyGRPCRoute} {
+		w.children[key] = map[string]map[string]any{}
+	}
 }

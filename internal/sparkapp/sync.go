@@ -438,18 +438,25 @@ func (d *decider) failSpec(reason, msg string) {
 	d.decision.ValidationFailed = d.decision.ValidationFailed || reason == reasonInvalidSpec
 }
 
-// buildOptions are the operator's build settings for this request: PodGroups, driver
-// PodDisruptionBudgets, executor NetworkPolicies and Gateway API routes only where the controller
-// registration declares them, which the request shows by carrying the child type.
+// buildOptions are the operator's build settings for this request (RequestOptions), with the
+// driver Pods answered before.
 func (d *decider) buildOptions() children.Options {
-	opts := d.cfg.Driver
-	_, opts.VolcanoPodGroups = d.in.children[keyPodGroup]
-	_, opts.SchedulerPluginsPodGroups = d.in.children[keyCoschedulingPodGroup]
-	_, opts.DriverPDBs = d.in.children[keyPDB]
-	_, opts.NetworkPolicies = d.in.children[keyNetworkPolicy]
-	_, opts.Routes.HTTPRoutes = d.in.children[keyHTTPRoute]
-	_, opts.Routes.GRPCRoutes = d.in.children[keyGRPCRoute]
+	opts := RequestOptions(d.cfg.Driver, d.in.children)
 	opts.AnsweredDriver = d.answeredDriver
+	return opts
+}
+
+// RequestOptions are the operator's build settings opts for a request whose observed children
+// are observed: PodGroups, driver PodDisruptionBudgets, executor NetworkPolicies and Gateway API
+// routes only where the controller registration declares them, which the request shows by
+// carrying the child type.
+func RequestOptions(opts children.Options, observed metacontroller.ChildMap) children.Options {
+	_, opts.VolcanoPodGroups = observed[keyPodGroup]
+	_, opts.SchedulerPluginsPodGroups = observed[keyCoschedulingPodGroup]
+	_, opts.DriverPDBs = observed[keyPDB]
+	_, opts.NetworkPolicies = observed[keyNetworkPolicy]
+	_, opts.Routes.HTTPRoutes = observed[keyHTTPRoute]
+	_, opts.Routes.GRPCRoutes = observed[keyGRPCRoute]
 	return opts
 }
 

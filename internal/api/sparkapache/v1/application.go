@@ -356,17 +356,7 @@ func refusals(app *SparkApplication) field.ErrorList {
 	if app.Spec.DeploymentMode == DeploymentModeClient {
 		errs = append(errs, field.NotSupported(spec.Child("deploymentMode"), app.Spec.DeploymentMode, []string{DeploymentModeCluster}))
 	}
-	if len(app.Spec.ConfigMapSpecs) > 0 {
-		errs = append(errs, field.Forbidden(spec.Child("configMapSpecs"), "sparkhooks does not create extra ConfigMaps yet: create them beside the application and mount them through the pod templates"))
-	}
-	for _, l := range []struct {
-		name string
-		n    int
-	}{{"driverServiceIngressList", len(app.Spec.DriverServiceIngressList)}, {"driverHttpRouteList", len(app.Spec.DriverHTTPRouteList)}, {"driverGrpcRouteList", len(app.Spec.DriverGRPCRouteList)}} {
-		if l.n > 0 {
-			errs = append(errs, field.Forbidden(spec.Child(l.name), "sparkhooks does not build the driver's extra Services, Ingresses and routes for this API yet: use a sparkoperator.k8s.io/v1beta2 SparkApplication (driverIngressOptions, sparkUIOptions), or create them beside the application"))
-		}
-	}
+	errs = append(errs, exposureErrors(&app.Spec)...)
 	tol := tolerations(app)
 	tp := spec.Child("applicationTolerations")
 	if rc := tol.RestartConfig; rc != nil {

@@ -80,8 +80,8 @@ type ApplicationSpec struct {
 	// +kubebuilder:validation:Enum=ClientMode;ClusterMode
 	// +optional
 	DeploymentMode string `json:"deploymentMode,omitempty"`
-	// ConfigMapSpecs are ConfigMaps created before the driver. sparkhooks refuses them (see
-	// docs/apache.md).
+	// ConfigMapSpecs are ConfigMaps that live as long as the attempt's driver Pod (Apache
+	// creates them before the driver and owns them by it).
 	// +optional
 	ConfigMapSpecs []ConfigMapSpec `json:"configMapSpecs,omitempty"`
 	// DriverSpec holds the driver's pod template.
@@ -93,16 +93,16 @@ type ApplicationSpec struct {
 	// ApplicationTolerations are the restart, timeout, executor and clean-up rules.
 	// +optional
 	ApplicationTolerations *ApplicationTolerations `json:"applicationTolerations,omitempty"`
-	// DriverServiceIngressList asks for a Service and an Ingress per entry. sparkhooks refuses
-	// it (see docs/apache.md).
+	// DriverServiceIngressList asks for a Service and an Ingress per entry, which live as long
+	// as the attempt's driver Pod.
 	// +optional
 	DriverServiceIngressList []DriverExposure `json:"driverServiceIngressList,omitempty"`
-	// DriverHTTPRouteList asks for a Service and a Gateway API HTTPRoute per entry. sparkhooks
-	// refuses it (see docs/apache.md).
+	// DriverHTTPRouteList asks for a Service and a Gateway API HTTPRoute per entry, which
+	// live as long as the attempt's driver Pod.
 	// +optional
 	DriverHTTPRouteList []DriverExposure `json:"driverHttpRouteList,omitempty"`
-	// DriverGRPCRouteList asks for a Service and a Gateway API GRPCRoute per entry. sparkhooks
-	// refuses it (see docs/apache.md).
+	// DriverGRPCRouteList asks for a Service and a Gateway API GRPCRoute per entry, which
+	// live as long as the attempt's driver Pod.
 	// +optional
 	DriverGRPCRouteList []DriverExposure `json:"driverGrpcRouteList,omitempty"`
 }
