@@ -27,8 +27,8 @@ func TestCheckOperator(t *testing.T) {
 		{name: "an unknown operator", o: options{operator: "spark-on-k8s"}, err: `--operator "spark-on-k8s": want sparkhooks or kubeflow`},
 		{name: "kubeflow without a release", o: options{operator: operatorKubeflow}, err: `--kubeflow-operator "" has no spark-operator`},
 		{name: "kubeflow with a directory that is no release", o: options{operator: operatorKubeflow, kubeflowOperator: t.TempDir()}, err: "has no spark-operator"},
-		{name: "kubeflow simulated", o: options{operator: operatorKubeflow, kubeflowOperator: release, simulate: true}, err: "process kubelet only"},
-		{name: "kubeflow on the real node", o: options{operator: operatorKubeflow, kubeflowOperator: release, realNode: "/node"}, err: "process kubelet only"},
+		{name: "kubeflow simulated", o: options{operator: operatorKubeflow, kubeflowOperator: release, simulate: true}},
+		{name: "kubeflow on the real node", o: options{operator: operatorKubeflow, kubeflowOperator: release, realNode: "/node"}, err: "not the operator's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.o.checkOperator()

@@ -71,13 +71,12 @@ func (o *options) check() error {
 	}
 	if !o.simulate {
 		if reason := cannotRunPods(); reason != "" {
-			if o.operator == operatorKubeflow {
-				return fmt.Errorf("--operator kubeflow runs Kubeflow's spark-submit in pods, which cannot run here: %s", reason)
-			}
 			o.simulate, o.simulationReason = true, reason
 		}
 	}
-	if !o.simulate {
+	// Simulated, Kubeflow's controller still runs spark-submit, on this machine, from a Spark
+	// layer the image script prepares.
+	if !o.simulate || o.operator == operatorKubeflow {
 		if _, err := os.Stat(imageScript); err != nil {
 			return fmt.Errorf("no %s, which prepares the Spark images pods name: start it from the repository root (make run)", imageScript)
 		}
@@ -153,8 +152,8 @@ func (o *options) checkOperator() error {
 	default:
 		return fmt.Errorf("--operator %q: want %s or %s", o.operator, operatorSparkhooks, operatorKubeflow)
 	}
-	if o.simulate || o.realNode != "" {
-		return errors.New("--operator kubeflow runs on the process kubelet only (docs/local.md): not with --simulate or --real-node")
+	if o.realNode != "" {
+		return errors.New("--operator kubeflow runs on the process kubelet or simulated (docs/local.md): the real node runs only the Spark images imported at its start, not the operator's")
 	}
 	for _, f := range []string{"spark-operator", "entrypoint.sh", filepath.Join("chart", "Chart.yaml")} {
 		if _, err := os.Stat(filepath.Join(o.kubeflowOperator, f)); o.kubeflowOperator == "" || err != nil {
@@ -363,6 +362,11 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 			// own default is spark-operator-spark.
 			Set: []string{"spark.serviceAccount.name=spark"},
 		}
+		if o.simulate {
+			if err := kubeflowOnHost(ctx, o, opts.Kubeflow, logf, report); err != nil {
+				return nil, "", err
+			}
+		}
 	} else if !o.simulate {
 		set, err := eventLogValues(dir)
 		if err != nil {
@@ -425,6 +429,12 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 %s%s%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
 `, controlPlane, nodeName, opts.Network.Subnet, imagesLine, cpuHint(cpus), egress, o.chart, stack.SparkhooksNamespace, s.Controller), nil
 	}
+	if o.operator == operatorKubeflow && o.simulate {
+		return s, fmt.Sprintf(`%s
+%sNode %s: the simulated kubelet at %s, which plays the phases of the pods bound to it.
+Installed with Helm in place of sparkhooks: %s's own chart (%s) in namespace %s; its CRDs; no Metacontroller. Its controller and webhook run as processes of this machine (the release's binary, behind the chart's Services), the controller's spark-submit with the Spark and Java of %s.
+`, simulatedMode(o), controlPlane, nodeName, s.NodeIP, s.Controller, opts.Kubeflow.Chart, stack.KubeflowNamespace, filepath.Dir(opts.Kubeflow.SparkHome)), nil
+	}
 	if o.operator == operatorKubeflow {
 		return s, fmt.Sprintf(`%sNode %s: the process kubelet, pods as local processes on the images in %s, on the pod network %s.
 %s%sInstalled with Helm in place of sparkhooks: %s's own chart (%s) in namespace %s, its controller and webhook from the image %s prepared from the release; its CRDs; no Metacontroller.
@@ -435,10 +445,7 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 %s%sInstalled with Helm: %s in namespace %s (hooks and webhooks), run by %s.
 `, controlPlane, nodeName, o.images, opts.Network.Subnet, imagesLine, egress, o.chart, stack.SparkhooksNamespace, s.Controller), nil
 	}
-	mode := "Mode: SIMULATED: pods' phases are played, nothing is executed (docs/local.md)."
-	if !o.forcedSimulation {
-		mode += " " + o.simulationReason
-	}
+	mode := simulatedMode(o)
 	controller := ""
 	if o.metacontroller != "" {
 		controller = "Metacontroller runs as a process of this machine too, calling the hooks at that address (the chart's metacontroller.hookBaseURL): no cluster DNS resolves the Service's name here.\n"
@@ -447,6 +454,36 @@ func startCluster(ctx context.Context, o *options, dir string, sb *sandbox, logf
 %sNode %s: the simulated kubelet at %s, which plays the phases of the pods bound to it.
 Installed with Helm: %s in namespace %s (hooks and webhooks), run by %s; sparkhooks serve runs as a process of this machine at %s behind the chart's Service.
 %s`, mode, controlPlane, nodeName, s.NodeIP, o.chart, stack.SparkhooksNamespace, s.Controller, s.HookServer, controller), nil
+}
+
+// simulatedMode is the banner's first line in simulated mode, with why when it was not asked for.
+func simulatedMode(o *options) string {
+	mode := "Mode: SIMULATED: pods' phases are played, nothing is executed (docs/local.md)."
+	if !o.forcedSimulation {
+		mode += " " + o.simulationReason
+	}
+	return mode
+}
+
+// kubeflowSparkImage is the Spark image whose layer Kubeflow's controller runs spark-submit from
+// on a simulated node: the one hack/spark-images/kubeflow-operator.sh builds the operator's image
+// on, as upstream builds it on Spark 4.0.
+const kubeflowSparkImage = "apache/spark:4.0.1"
+
+// kubeflowOnHost readies k to run as processes of this machine, as no simulated pod runs
+// anything: the release's binary, and the Spark distribution and Java of kubeflowSparkImage's
+// layer, prepared (once) by the image script.
+func kubeflowOnHost(ctx context.Context, o *options, k *stack.KubeflowOperator, logf func(string, ...any), report func(string)) error {
+	report("Preparing " + kubeflowSparkImage + ", whose spark-submit Kubeflow's controller runs (once; then from " + o.images + ").")
+	builder := &sparkimages.Builder{Script: imageScript, Dir: o.images, Logf: logf}
+	image, err := builder.Pull(ctx, kubeflowSparkImage, func(prockubelet.Progress) {})
+	if err != nil {
+		return fmt.Errorf("preparing the Spark that Kubeflow's spark-submit runs: %w", err)
+	}
+	k.Binary = filepath.Join(o.kubeflowOperator, "spark-operator")
+	k.SparkHome = filepath.Join(image.Root, "opt", "spark")
+	k.JavaHome = filepath.Join(image.Root, "opt", "java", "openjdk")
+	return nil
 }
 
 // loadImages reads the image table of dir, empty if nothing was prepared there yet, and the

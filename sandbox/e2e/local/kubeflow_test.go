@@ -80,3 +80,46 @@ func TestMakeRunWithKubeflowOperator(t *testing.T) {
 	stopped = true
 	s.stopAndCheckNothingIsLeft(t)
 }
+
+// TestMakeRunWithKubeflowOperatorSimulated is make run OPERATOR=kubeflow RUNFLAGS=--simulate:
+// Kubeflow's chart on the simulated node, where no pod runs anything, so its controller and
+// webhook run as processes of this machine and the controller's spark-submit with the Spark of
+// the sandbox's apache/spark:4.0.1 layer. Kubeflow's spark-submit makes the driver Pod, the
+// simulated kubelet plays it to its end, and Kubeflow's controller marks SparkPi COMPLETED.
+func TestMakeRunWithKubeflowOperatorSimulated(t *testing.T) {
+	release := os.Getenv("KUBEFLOW_SPARK_OPERATOR")
+	if release == "" {
+		t.Skip("KUBEFLOW_SPARK_OPERATOR names no Kubeflow Spark Operator release (make sets it when ../shared/kubeflow-spark-operator/v2.5.2 exists)")
+	}
+	sandbox, hooks := build(t)
+	s := start(t, sandbox, append(realArgs(hooks), "--simulate", "--operator", "kubeflow", "--kubeflow-operator", release)...)
+	stopped := false
+	defer func() {
+		if !stopped {
+			s.stopAndCheckNothingIsLeft(t)
+		}
+	}()
+	t.Logf("up after %s:\n%s", s.upAfter.Round(100*time.Millisecond), s.output)
+	for _, want := range []string{"Mode: SIMULATED", "Installed with Helm in place of sparkhooks", "the Kubeflow Spark Operator 2.5.2", "run as processes of this machine"} {
+		if !strings.Contains(s.output.String(), want) {
+			t.Fatalf("the banner does not say %q:\n%s", want, s.output)
+		}
+	}
+	if out, err := s.kubectl("apply", "-f", "examples/spark-pi.yaml"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	state := ""
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && state != "COMPLETED" && state != "FAILED"; {
+		time.Sleep(time.Second)
+		state, _ = s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
+	}
+	if state != "COMPLETED" {
+		out, _ := s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "yaml")
+		t.Fatalf("spark-pi is %q, want COMPLETED:\n%s", state, out)
+	}
+	if out, _ := s.kubectl("get", "pod", "spark-pi-driver", "-o", "jsonpath={.metadata.labels.sparkoperator\\.k8s\\.io/submission-id}"); out == "" {
+		t.Errorf("the driver Pod has no sparkoperator.k8s.io/submission-id label: not Kubeflow's")
+	}
+	stopped = true
+	s.stopAndCheckNothingIsLeft(t)
+}
