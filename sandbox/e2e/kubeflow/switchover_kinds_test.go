@@ -78,6 +78,13 @@ spec:
 `, scheduleName, schedulePeriod, napSeconds, sleeperConfigMap, account)
 }
 
+// startConnectServer is what Kubeflow's server Pod runs, ${SPARK_HOME}/sbin/start-connect-server.sh,
+// which the sandbox's Spark images leave out (they carry what spark-submit needs): the same
+// command Spark's script runs with SPARK_NO_DAEMONIZE, the server in the foreground.
+const startConnectServer = `#!/bin/bash
+exec "${SPARK_HOME}/bin/spark-submit" --class org.apache.spark.sql.connect.service.SparkConnectServer --name "Spark Connect server" "$@" spark-internal
+`
+
 func connectServer(account string) string {
 	return fmt.Sprintf(`apiVersion: sparkoperator.k8s.io/v1alpha1
 kind: SparkConnect
@@ -94,11 +101,21 @@ spec:
     template:
       spec:
         serviceAccountName: %s
+        volumes:
+          - name: sbin
+            configMap:
+              name: %s
+              defaultMode: 0755
+              items: [{key: start-connect-server.sh, path: start-connect-server.sh}]
+        containers:
+          - name: spark-kubernetes-driver
+            volumeMounts:
+              - {name: sbin, mountPath: /opt/spark/sbin}
   executor:
     instances: 1
     cores: 1
     memory: 512m
-`, connectName, account)
+`, connectName, account, sleeperConfigMap)
 }
 
 // scheduleStatus is what the test reads of the schedule.

@@ -92,7 +92,7 @@ func TestSwitchOverWithRunningApplications(t *testing.T) {
 	if err := switchTo(t, core, stack.OperatorKubeflow); err != nil {
 		t.Fatalf("installing Kubeflow's operator: %v", err)
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: sleeperConfigMap}, Data: map[string]string{"sleeper.py": sleeper, "nap.py": napper}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: sleeperConfigMap}, Data: map[string]string{"sleeper.py": sleeper, "nap.py": napper, "start-connect-server.sh": startConnectServer}}
 	if _, err := core.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
