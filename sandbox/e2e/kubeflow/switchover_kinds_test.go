@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/sparkhooks/sparkhooks/sandbox/internal/stack"
 )
 
 // The switch-over's other kinds (issue 41): a ScheduledSparkApplication whose runs go on across
@@ -27,11 +29,12 @@ var (
 )
 
 const (
-	scheduleName = "every-2m"
-	// schedulePeriod is scheduleName's period: long enough for a run (napSeconds and a JVM's
-	// start) to end before the next, so that runs never overlap.
-	schedulePeriod = 2 * time.Minute
-	napSeconds     = 45
+	scheduleName = "every-minute"
+	// schedulePeriod is scheduleName's period: short, so that Kubeflow's first run is in
+	// progress at the first switch; a run (napSeconds and a JVM's start) ends about when the
+	// next starts. The history limits keep every run the test makes.
+	schedulePeriod = time.Minute
+	napSeconds     = 40
 	connectName    = "connect-kubeflow"
 )
 
@@ -50,8 +53,8 @@ metadata:
 spec:
   schedule: "@every %s"
   concurrencyPolicy: Allow
-  successfulRunHistoryLimit: 5
-  failedRunHistoryLimit: 5
+  successfulRunHistoryLimit: 20
+  failedRunHistoryLimit: 20
   template:
     type: Python
     pythonVersion: "3"
@@ -154,9 +157,11 @@ func readSchedule(t *testing.T, dyn dynamic.Interface) scheduleStatus {
 }
 
 // waitNextRun waits for the schedule's run after the one named last, and checks that it came
-// at the time the schedule gave before (due), as one run: created within a sync's delay of it,
-// status.lastRun on it, status.nextRun a period later, and no other new run.
-func waitNextRun(t *testing.T, dyn dynamic.Interface, last string, due time.Time, before []string) scheduleStatus {
+// at the time the schedule gave before (due), as one run, made by the operator by (its run
+// names tell: Kubeflow's end in nanoseconds, sparkhooks' in seconds): created within a sync's
+// delay of due, or of up, when the operator came up, for a time that fell in the switch; status.nextRun
+// a period after status.lastRun, and no other new run.
+func waitNextRun(t *testing.T, dyn dynamic.Interface, last string, due, up time.Time, before []string, by stack.Operator) scheduleStatus {
 	t.Helper()
 	var s scheduleStatus
 	err := wait.PollUntilContextTimeout(context.Background(), time.Second, time.Until(due)+2*time.Minute, true, func(context.Context) (bool, error) {
@@ -172,11 +177,19 @@ func waitNextRun(t *testing.T, dyn dynamic.Interface, last string, due time.Time
 		t.Fatal(err)
 	}
 	created := run.GetCreationTimestamp().Time
-	if created.Before(due.Add(-time.Second)) || created.After(due.Add(30*time.Second)) {
-		t.Errorf("run %s created at %s, due at %s", s.lastRunName, created.Format(time.RFC3339), due.Format(time.RFC3339))
+	latest := due
+	if up.After(latest) {
+		latest = up
 	}
-	if !s.lastRun.Equal(due) && (s.lastRun.Before(due) || s.lastRun.After(due.Add(30*time.Second))) {
+	if created.Before(due.Add(-time.Second)) || created.After(latest.Add(30*time.Second)) {
+		t.Errorf("run %s created at %s, due at %s (operator up at %s)", s.lastRunName, created.Format(time.RFC3339), due.Format(time.RFC3339), up.Format(time.RFC3339))
+	}
+	if s.lastRun.Before(due) || s.lastRun.After(latest.Add(30*time.Second)) {
 		t.Errorf("status.lastRun %s, due at %s", s.lastRun.Format(time.RFC3339), due.Format(time.RFC3339))
+	}
+	digits := len(s.lastRunName) - len(scheduleName+"-")
+	if made := map[bool]stack.Operator{true: stack.OperatorKubeflow, false: stack.OperatorSparkhooks}[digits > 10]; made != by {
+		t.Errorf("run %s was made by %s, want %s", s.lastRunName, made, by)
 	}
 	if next := s.nextRun.Sub(s.lastRun); next != schedulePeriod {
 		t.Errorf("status.nextRun %s is %s after status.lastRun %s, want %s", s.nextRun.Format(time.RFC3339), next, s.lastRun.Format(time.RFC3339), schedulePeriod)

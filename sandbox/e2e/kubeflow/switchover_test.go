@@ -82,9 +82,9 @@ spec:
 // (an administrator's slip), and from-sparkhooks starts under sparkhooks and ends under Kubeflow. No
 // driver or executor Pod may be deleted or created by a switch, every application must end
 // COMPLETED, and its status must go on from what the other operator wrote. Beside them a
-// schedule runs every two minutes, its first run by Kubeflow in progress at the first switch, its
-// next by sparkhooks and the one after by Kubeflow again, each on time and alone, its history
-// going on; and a SparkConnect server Kubeflow made serves throughout, adopted by sparkhooks,
+// schedule runs every minute, its first run by Kubeflow in progress at the first switch, its
+// next by sparkhooks and, after the switch back, the next by Kubeflow again, each on time and
+// alone, its history going on; and a SparkConnect server Kubeflow made serves throughout, adopted by sparkhooks,
 // never deleted nor restarted.
 func TestSwitchOverWithRunningApplications(t *testing.T) {
 	ctx := context.Background()
@@ -108,8 +108,8 @@ func TestSwitchOverWithRunningApplications(t *testing.T) {
 	apply(t, scheduledApp(kubeflowAccount))
 	apply(t, connectServer(kubeflowAccount))
 	apply(t, sleeperApp("long-kubeflow", kubeflowAccount, 300))
-	apply(t, sleeperApp("short-kubeflow", kubeflowAccount, 100))
-	apply(t, sleeperApp("unlabelled-kubeflow", kubeflowAccount, 100))
+	apply(t, sleeperApp("short-kubeflow", kubeflowAccount, 130))
+	apply(t, sleeperApp("unlabelled-kubeflow", kubeflowAccount, 130))
 	before := map[string]map[string]any{}
 	for _, name := range []string{"long-kubeflow", "short-kubeflow", "unlabelled-kubeflow"} {
 		before[name] = waitExecutorRunning(t, dyn, name)
@@ -122,7 +122,8 @@ func TestSwitchOverWithRunningApplications(t *testing.T) {
 	began := time.Now()
 	accounts[kubeflowAccount] = accountUID(t, core, kubeflowAccount)
 	toSparkhooks(t, core)
-	t.Logf("Kubeflow to sparkhooks in %s", time.Since(began).Round(100*time.Millisecond))
+	up := time.Now()
+	t.Logf("Kubeflow to sparkhooks in %s", up.Sub(began).Round(100*time.Millisecond))
 	waitConnect(t, dyn, 2*time.Minute, adoptedBy("KubeflowServerAdopted"))
 	checkEvent(t, connectName, "SparkConnectAdopted")
 	checkServerKept(t, core, srv, "under sparkhooks")
@@ -137,7 +138,7 @@ func TestSwitchOverWithRunningApplications(t *testing.T) {
 	// The schedule's first run, Kubeflow's, ends under sparkhooks, which starts the next one at
 	// the time Kubeflow had set.
 	checkAdopted(t, first.lastRunName, waitCompleted(t, dyn, first.lastRunName), "KubeflowDriverAdopted")
-	ours := waitNextRun(t, dyn, first.lastRunName, first.nextRun, first.runs)
+	ours := waitNextRun(t, dyn, first.lastRunName, first.nextRun, up, first.runs, stack.OperatorSparkhooks)
 	if !slices.Contains(ours.succeeded, first.lastRunName) {
 		t.Errorf("under sparkhooks, the schedule's history %v lacks Kubeflow's run %s", ours.succeeded, first.lastRunName)
 	}
@@ -150,7 +151,16 @@ func TestSwitchOverWithRunningApplications(t *testing.T) {
 	began = time.Now()
 	accounts[driverAccounts[stack.OperatorSparkhooks]] = accountUID(t, core, driverAccounts[stack.OperatorSparkhooks])
 	toKubeflow(t, core)
-	t.Logf("sparkhooks to Kubeflow in %s", time.Since(began).Round(100*time.Millisecond))
+	up = time.Now()
+	t.Logf("sparkhooks to Kubeflow in %s", up.Sub(began).Round(100*time.Millisecond))
+	// Kubeflow's operator starts the schedule's next run at the time sparkhooks set.
+	back := readSchedule(t, dyn)
+	third := waitNextRun(t, dyn, back.lastRunName, back.nextRun, up, back.runs, stack.OperatorKubeflow)
+	for _, run := range []string{first.lastRunName, ours.lastRunName} {
+		if !slices.Contains(third.succeeded, run) {
+			t.Errorf("back under Kubeflow, the schedule's history %v lacks run %s", third.succeeded, run)
+		}
+	}
 	// Kubeflow's status message tells that its operator has taken the server back.
 	waitConnect(t, dyn, 2*time.Minute, func(status map[string]any) bool {
 		conditions, _, _ := unstructured.NestedSlice(status, "conditions")
@@ -162,12 +172,6 @@ func TestSwitchOverWithRunningApplications(t *testing.T) {
 		return false
 	})
 	checkServerKept(t, core, srv, "back under Kubeflow")
-	third := waitNextRun(t, dyn, ours.lastRunName, ours.nextRun, ours.runs)
-	for _, run := range []string{first.lastRunName, ours.lastRunName} {
-		if !slices.Contains(third.succeeded, run) {
-			t.Errorf("back under Kubeflow, the schedule's history %v lacks run %s", third.succeeded, run)
-		}
-	}
 
 	for _, name := range []string{"long-kubeflow", "from-sparkhooks"} {
 		checkContinued(t, name, before[name], waitCompleted(t, dyn, name), false)
