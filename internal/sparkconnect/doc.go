@@ -14,4 +14,6 @@
 // parent's uid and the spec's hash, recorded in status.submissionID and carried by the Pod's
 // submission-id label. A live Pod is left out of an answer only when the spec changed away
 // from its submission; a live Pod of a submission the status does not know is refused (409).
+// The one exception is a server the Kubeflow Spark Operator made before a switch-over, which
+// has no submission: it is followed as it is, never rebuilt (kubeflow.go).
 package sparkconnect

@@ -15,15 +15,26 @@ const (
 	EventNotReady     = "SparkConnectNotReady"
 	EventFailed       = "SparkConnectFailed"
 	EventSpecInvalid  = "SparkConnectSpecInvalid"
+	// EventAdopted and EventServerNotOwned tell how a server Kubeflow's operator made is
+	// followed (condition Adopted).
+	EventAdopted        = "SparkConnectAdopted"
+	EventServerNotOwned = "SparkServerNotOwned"
 )
 
 // Events tells a change of the server's state, or of why it is not ready, as an Event with the
-// Ready condition's message; and a spec that turned invalid. A sync that changes neither tells
-// nothing.
+// Ready condition's message; a spec that turned invalid; and how a server Kubeflow's operator
+// made is followed. A sync that changes none tells nothing.
 func Events(observed, answered *v1alpha1.SparkConnectStatus) []event.Event {
 	var events []event.Event
 	if c := changedCondition(observed, answered, condSpecValid); c != nil && c.Status == metav1.ConditionFalse {
 		events = append(events, event.New(event.Warning, EventSpecInvalid, "Validate", c.Message))
+	}
+	if c := changedCondition(observed, answered, condAdopted); c != nil {
+		if c.Status == metav1.ConditionTrue {
+			events = append(events, event.New(event.Normal, EventAdopted, "Adopt", c.Message))
+		} else {
+			events = append(events, event.New(event.Warning, EventServerNotOwned, "Adopt", c.Message))
+		}
 	}
 	c := meta.FindStatusCondition(answered.Conditions, condReady)
 	if c == nil {

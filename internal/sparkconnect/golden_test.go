@@ -168,6 +168,15 @@ func goldenCases() []goldenCase {
 		{name: "status-lost-server-ready", setup: then(fresh(connectYAML), readySettled, statusLost)},
 		{name: "status-lost-after-spec-change", setup: then(fresh(connectYAML), readySettled, statusLost, imageEdit)},
 		{name: "server-relabelled", setup: then(fresh(connectYAML), readySettled, serverRelabelled)},
+		// Taken over from the Kubeflow Spark Operator (docs/migrate-from-kubeflow.md).
+		{name: "kubeflow-server-adopted", setup: then(fresh(connectYAML), kubeflowMade)},
+		{name: "kubeflow-server-adopted-settled", setup: then(fresh(connectYAML), kubeflowMade, syncOnce)},
+		{name: "kubeflow-server-invalid-edit", setup: then(fresh(connectYAML), kubeflowMade, syncOnce, memoryInvalid)},
+		{name: "kubeflow-server-spec-changed", setup: then(fresh(connectYAML), kubeflowMade, syncOnce, imageEdit)},
+		{name: "kubeflow-server-exited", setup: then(fresh(connectYAML), kubeflowMade, syncOnce, serverFailed)},
+		{name: "kubeflow-server-not-owned", setup: then(fresh(connectYAML), kubeflowMade, kubeflowReleased)},
+		{name: "kubeflow-server-not-owned-spec-changed", setup: then(fresh(connectYAML), kubeflowMade, kubeflowReleased, syncOnce, imageEdit)},
+		{name: "kubeflow-server-not-owned-exited", setup: then(fresh(connectYAML), kubeflowMade, kubeflowReleased, syncOnce, kubeflowReleasedExited)},
 		{name: "running", hook: "finalize", setup: then(fresh(connectYAML), readySettled, beingDeleted)},
 		{name: "children-gone", hook: "finalize", setup: then(fresh(connectYAML), readySettled, beingDeleted, func(w *world) {
 			for _, objs := range w.children {
@@ -175,6 +184,7 @@ func goldenCases() []goldenCase {
 			}
 		})},
 		{name: "new", hook: "customize", setup: fresh(connectYAML)},
+		{name: "kubeflow-status", hook: "customize", setup: then(fresh(connectYAML), kubeflowMade)},
 		{name: "kueue-new", setup: then(fresh(queuedConnectYAML), withKueue)},
 		{name: "kueue-queued", setup: then(fresh(queuedConnectYAML), withKueue, settled, func(w *world) { w.kueuePending() })},
 		{name: "kueue-admitted", setup: then(fresh(queuedConnectYAML), withKueue, settled, func(w *world) { w.kueueAdmit() })},

@@ -5,7 +5,8 @@ import (
 )
 
 // checkServersKept is the invariant on a finished answer: every live server Pod observed is in
-// the answer, unless the decision restarts the server for a spec change. It runs apart from
+// the answer, unless the decision restarts the server for a spec change: the Pod of the
+// submission the status names, or the one Kubeflow's operator made. It runs apart from
 // the decision, so that a mistake there is refused (409) instead of deleting a server in use.
 func checkServersKept(in *input, children []any, restarting bool) error {
 	answered := map[string]bool{}
@@ -22,7 +23,7 @@ func checkServersKept(in *input, children []any, restarting bool) error {
 		if !pod.live() || answered[pod.Metadata.Name] {
 			continue
 		}
-		if restarting && pod.submission() == in.sc.Status.SubmissionID && pod.submission() != "" {
+		if restarting && (pod.submission() == in.sc.Status.SubmissionID && pod.submission() != "" || madeByKubeflow(in.sc, pod)) {
 			continue
 		}
 		return metacontroller.Refusef(RefusedServerDropped,

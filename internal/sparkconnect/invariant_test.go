@@ -23,7 +23,8 @@ import (
 // TestNeverDropsALiveServer mutates every golden sync request field by field and checks each
 // answer against an oracle written apart from checkServersKept: a 200 answer keeps every live
 // server Pod by name, unless the Pod runs the submission the status names and the spec is no
-// longer the one that submission was made from (a restart).
+// longer the one that submission was made from (a restart), or the Pod is the one Kubeflow's
+// operator made, adopted at an earlier generation of the spec.
 func TestNeverDropsALiveServer(t *testing.T) {
 	total, answered := coretest.EachMutated(t, filepath.Join(goldenDir, "sync", "*", "request.json"), mutations(), func(label string, raw []byte, req *metacontroller.SyncRequest) bool {
 		resp, _, err := Sync(req, time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC), Config{})
@@ -105,12 +106,15 @@ func liveServers(t *testing.T, raw []byte) map[string]bool {
 	var req struct {
 		Parent struct {
 			Metadata struct {
+				Name              string `json:"name"`
 				UID               string `json:"uid"`
+				Generation        int64  `json:"generation"`
 				DeletionTimestamp any    `json:"deletionTimestamp"`
 			} `json:"metadata"`
 			Spec   json.RawMessage `json:"spec"`
 			Status struct {
-				SubmissionID string `json:"submissionID"`
+				SubmissionID string             `json:"submissionID"`
+				Conditions   []metav1.Condition `json:"conditions"`
 			} `json:"status"`
 		} `json:"parent"`
 		Children map[string]map[string]*struct {
@@ -134,13 +138,21 @@ func liveServers(t *testing.T, raw []byte) map[string]bool {
 	}
 	queued, admitted, startedAdmitted := queueOf(t, raw)
 	lostAdmission := queued && startedAdmitted && !admitted
+	// A server Kubeflow's operator made may go once the spec moved on from the generation it
+	// was adopted at.
+	kubeflowEdited := false
+	for _, c := range req.Parent.Status.Conditions {
+		kubeflowEdited = kubeflowEdited || c.Type == "Adopted" && c.Status == metav1.ConditionTrue && c.ObservedGeneration != req.Parent.Metadata.Generation
+	}
 	out := map[string]bool{}
 	for name, pod := range req.Children["Pod.v1"] {
 		if pod == nil || pod.Metadata.DeletionTimestamp != nil || pod.Status.Phase == "Succeeded" || pod.Status.Phase == "Failed" {
 			continue
 		}
 		sub := pod.Metadata.Labels[sparkpod.LabelSubmissionID]
-		out[name] = sub != "" && sub == req.Parent.Status.SubmissionID && (specChanged || lostAdmission)
+		kubeflows := sub == "" && req.Parent.Status.SubmissionID == "" && name == req.Parent.Metadata.Name+"-server" &&
+			pod.Metadata.Labels[sparkpod.LabelSparkRole] == "connect-server"
+		out[name] = sub != "" && sub == req.Parent.Status.SubmissionID && (specChanged || lostAdmission) || kubeflows && kubeflowEdited
 	}
 	return out
 }
@@ -165,6 +177,26 @@ func mutations() []coretest.Mutation {
 		{Name: "pod-submission-label-removed", Apply: eachPod(func(pod map[string]any) { delete(coretest.Labels(pod), sparkpod.LabelSubmissionID) })},
 		{Name: "pod-submission-label-other", Apply: eachPod(func(pod map[string]any) { coretest.Labels(pod)[sparkpod.LabelSubmissionID] = "other" })},
 		{Name: "pod-role-executor", Apply: eachPod(func(pod map[string]any) { coretest.Labels(pod)[sparkpod.LabelSparkRole] = sparkpod.RoleExecutor })},
+		// As Kubeflow's operator makes and labels a server, under our status or its own.
+		{Name: "pod-made-by-kubeflow", Apply: eachPod(func(pod map[string]any) {
+			delete(coretest.Labels(pod), sparkpod.LabelSubmissionID)
+			coretest.Labels(pod)[sparkpod.LabelSparkRole] = RoleConnectServer
+		})},
+		{Name: "status-kubeflows", Apply: func(r map[string]any) {
+			delete(coretest.Status(r), "submissionID")
+			delete(coretest.Status(r), "submittedSpecHash")
+			for _, pod := range pods(r) {
+				if pod, ok := pod.(map[string]any); ok {
+					delete(coretest.Labels(pod), sparkpod.LabelSubmissionID)
+					coretest.Labels(pod)[sparkpod.LabelSparkRole] = RoleConnectServer
+				}
+			}
+		}},
+		{Name: "adopted-generation-other", Apply: func(r map[string]any) {
+			conds, _ := coretest.Status(r)["conditions"].([]any)
+			coretest.Status(r)["conditions"] = append(conds, map[string]any{"type": "Adopted", "status": "True", "reason": "KubeflowServerAdopted",
+				"message": "mutated", "observedGeneration": 99, "lastTransitionTime": "2026-03-08T06:00:00Z"})
+		}},
 		{Name: "pod-running-ready", Apply: eachPod(func(pod map[string]any) {
 			pod["status"] = map[string]any{"phase": "Running", "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		})},

@@ -55,7 +55,10 @@ type input struct {
 	children metacontroller.ChildMap
 	pods     []*podView // the observed Pod children, by name
 	execs    []*podView // the related executor Pods
-	queue    *queue     // nil unless queued with Kueue
+	// releasedServer is the related Pod of the server's name that is not a child: one
+	// Kubeflow's operator made, which Metacontroller released (kubeflowServerRule).
+	releasedServer *podView
+	queue          *queue // nil unless queued with Kueue
 }
 
 func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
@@ -87,6 +90,10 @@ func decodeRequest(req *metacontroller.SyncRequest) (*input, error) {
 		pod := &podView{}
 		if err := json.Unmarshal(raw, pod); err != nil {
 			return nil, metacontroller.RequestErrorf("decode related Pod %s: %w", name, err)
+		}
+		if name == v1alpha1.ServerPodName(sc) && pod.Metadata.Labels[sparkpod.LabelSparkRole] != sparkpod.RoleExecutor {
+			in.releasedServer = pod
+			continue
 		}
 		in.execs = append(in.execs, pod)
 	}

@@ -113,7 +113,8 @@ func finalize(in *input) *metacontroller.SyncResponse {
 	return &metacontroller.SyncResponse{Status: &status, Children: []any{}, Finalized: in.observedCount() == 0}
 }
 
-// Customize asks Metacontroller for the server's executor Pods, which the server creates.
+// Customize asks Metacontroller for the server's executor Pods, which the server creates, and
+// while the status is Kubeflow's operator's, for the server Pod by name (kubeflowServerRule).
 func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
 	if req == nil {
 		return nil, metacontroller.RequestErrorf("empty request")
@@ -127,6 +128,9 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 		Resource:      "pods",
 		LabelSelector: &metav1.LabelSelector{MatchLabels: executorSelector(sc)},
 	}}
+	if rule := kubeflowServerRule(sc); rule != nil {
+		rules = append(rules, *rule)
+	}
 	if sc.Labels[kueue.QueueNameLabel] != "" && metacontroller.DeclaresChild(req.Controller, kueue.APIVersion, kueue.WorkloadResource) {
 		rules = append(rules, kueue.RelatedRules()...)
 	}
@@ -174,9 +178,9 @@ func (d *decider) decide() error {
 		d.result.ValidationFailed = true
 		d.setCondition(condSpecValid, metav1.ConditionFalse, "ValidationFailed", msg)
 		// A running server stays as it is, on the spec it was built from.
-		if d.livePod(st.SubmissionID) != nil {
+		if pod := d.runningServer(); pod != nil {
 			d.keepObserved()
-			d.reportPod(d.livePod(st.SubmissionID))
+			d.reportPod(pod)
 			return nil
 		}
 		d.keepObserved()
@@ -184,6 +188,10 @@ func (d *decider) decide() error {
 		return nil
 	}
 	d.setCondition(condSpecValid, metav1.ConditionTrue, "Valid", "the spec is valid")
+	if pod, child := d.kubeflowServer(); pod != nil {
+		d.followKubeflowServer(pod, child)
+		return nil
+	}
 	q := d.in.queue
 	if q == nil && meta.FindStatusCondition(st.Conditions, condQueued) != nil {
 		meta.RemoveStatusCondition(&st.Conditions, condQueued) // the label was removed, or Kueue turned off
@@ -222,6 +230,7 @@ func (d *decider) decide() error {
 	}
 	st.SubmissionID = sub.SubmissionID
 	st.SubmittedSpecHash = hash
+	meta.RemoveStatusCondition(&st.Conditions, condAdopted) // a server of Kubeflow's, if any, is gone
 	d.reportRoutes(objs)
 
 	pod := d.podOf(sub.SubmissionID)
@@ -284,7 +293,7 @@ func (d *decider) reportRoutes(objs *objects) {
 func (d *decider) checkKnown(sub children.Submission) error {
 	for _, pod := range d.in.pods {
 		s := pod.submission()
-		if !pod.live() || s == d.status.SubmissionID && s != "" || s == sub.SubmissionID {
+		if !pod.live() || s == d.status.SubmissionID && s != "" || s == sub.SubmissionID || madeByKubeflow(d.in.sc, pod) {
 			continue
 		}
 		return metacontroller.Refusef(RefusedUnknownServer,
@@ -347,6 +356,17 @@ func (d *decider) podOf(sub string) *podView {
 		if sub != "" && pod.submission() == sub {
 			return pod
 		}
+	}
+	return nil
+}
+
+// runningServer is the live server Pod the status names, or the one Kubeflow's operator made.
+func (d *decider) runningServer() *podView {
+	if pod := d.livePod(d.status.SubmissionID); pod != nil {
+		return pod
+	}
+	if pod, _ := d.kubeflowServer(); pod != nil && pod.live() {
+		return pod
 	}
 	return nil
 }

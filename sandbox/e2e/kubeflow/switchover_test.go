@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
@@ -79,14 +81,18 @@ spec:
 // under sparkhooks, unlabelled-kubeflow too although its driver Pod missed the adoption label
 // (an administrator's slip), and from-sparkhooks starts under sparkhooks and ends under Kubeflow. No
 // driver or executor Pod may be deleted or created by a switch, every application must end
-// COMPLETED, and its status must go on from what the other operator wrote.
+// COMPLETED, and its status must go on from what the other operator wrote. Beside them a
+// schedule runs every minute, its first run by Kubeflow in progress at the first switch, its
+// next by sparkhooks and, after the switch back, the next by Kubeflow again, each on time and
+// alone, its history going on; and a SparkConnect server Kubeflow made serves throughout, adopted by sparkhooks,
+// never deleted nor restarted.
 func TestSwitchOverWithRunningApplications(t *testing.T) {
 	ctx := context.Background()
 	core, dyn := adminClients(t)
 	if err := switchTo(t, core, stack.OperatorKubeflow); err != nil {
 		t.Fatalf("installing Kubeflow's operator: %v", err)
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: sleeperConfigMap}, Data: map[string]string{"sleeper.py": sleeper}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: sleeperConfigMap}, Data: map[string]string{"sleeper.py": sleeper, "nap.py": napper, "start-connect-server.sh": startConnectServer}}
 	if _, err := core.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -99,19 +105,28 @@ func TestSwitchOverWithRunningApplications(t *testing.T) {
 	defer cleanUpSwitchOver(t, core, dyn, apps)
 
 	kubeflowAccount := driverAccounts[stack.OperatorKubeflow]
+	apply(t, scheduledApp(kubeflowAccount))
+	apply(t, connectServer(kubeflowAccount))
 	apply(t, sleeperApp("long-kubeflow", kubeflowAccount, 300))
-	apply(t, sleeperApp("short-kubeflow", kubeflowAccount, 100))
-	apply(t, sleeperApp("unlabelled-kubeflow", kubeflowAccount, 100))
+	apply(t, sleeperApp("short-kubeflow", kubeflowAccount, 130))
+	apply(t, sleeperApp("unlabelled-kubeflow", kubeflowAccount, 130))
 	before := map[string]map[string]any{}
 	for _, name := range []string{"long-kubeflow", "short-kubeflow", "unlabelled-kubeflow"} {
 		before[name] = waitExecutorRunning(t, dyn, name)
 	}
+	waitConnect(t, dyn, 5*time.Minute, anyStatus)
+	srv := serverPod(t, core)
+	first := waitFirstRunRunning(t, dyn)
 
 	accounts := map[string]string{}
 	began := time.Now()
 	accounts[kubeflowAccount] = accountUID(t, core, kubeflowAccount)
 	toSparkhooks(t, core)
-	t.Logf("Kubeflow to sparkhooks in %s", time.Since(began).Round(100*time.Millisecond))
+	up := time.Now()
+	t.Logf("Kubeflow to sparkhooks in %s", up.Sub(began).Round(100*time.Millisecond))
+	waitConnect(t, dyn, 2*time.Minute, adoptedBy("KubeflowServerAdopted"))
+	checkEvent(t, connectName, "SparkConnectAdopted")
+	checkServerKept(t, core, srv, "under sparkhooks")
 	apply(t, sleeperApp("from-sparkhooks", driverAccounts[stack.OperatorSparkhooks], 150))
 	before["from-sparkhooks"] = waitExecutorRunning(t, dyn, "from-sparkhooks")
 	// short-kubeflow and unlabelled-kubeflow end under sparkhooks, the others run on.
@@ -119,6 +134,13 @@ func TestSwitchOverWithRunningApplications(t *testing.T) {
 		final := waitCompleted(t, dyn, name)
 		checkContinued(t, name, before[name], final, true)
 		checkAdopted(t, name, final, reason)
+	}
+	// The schedule's first run, Kubeflow's, ends under sparkhooks, which starts the next one at
+	// the time Kubeflow had set.
+	checkAdopted(t, first.lastRunName, waitCompleted(t, dyn, first.lastRunName), "KubeflowDriverAdopted")
+	ours := waitNextRun(t, dyn, first.lastRunName, first.nextRun, up, first.runs, stack.OperatorSparkhooks)
+	if !slices.Contains(ours.succeeded, first.lastRunName) {
+		t.Errorf("under sparkhooks, the schedule's history %v lacks Kubeflow's run %s", ours.succeeded, first.lastRunName)
 	}
 	for _, name := range []string{"long-kubeflow", "from-sparkhooks"} {
 		if state := appState(t, dyn, name); state != "RUNNING" {
@@ -129,12 +151,33 @@ func TestSwitchOverWithRunningApplications(t *testing.T) {
 	began = time.Now()
 	accounts[driverAccounts[stack.OperatorSparkhooks]] = accountUID(t, core, driverAccounts[stack.OperatorSparkhooks])
 	toKubeflow(t, core)
-	t.Logf("sparkhooks to Kubeflow in %s", time.Since(began).Round(100*time.Millisecond))
+	up = time.Now()
+	t.Logf("sparkhooks to Kubeflow in %s", up.Sub(began).Round(100*time.Millisecond))
+	// Kubeflow's operator starts the schedule's next run at the time sparkhooks set.
+	back := readSchedule(t, dyn)
+	third := waitNextRun(t, dyn, back.lastRunName, back.nextRun, up, back.runs, stack.OperatorKubeflow)
+	for _, run := range []string{first.lastRunName, ours.lastRunName} {
+		if !slices.Contains(third.succeeded, run) {
+			t.Errorf("back under Kubeflow, the schedule's history %v lacks run %s", third.succeeded, run)
+		}
+	}
+	// Kubeflow's status message tells that its operator has taken the server back.
+	waitConnect(t, dyn, 2*time.Minute, func(status map[string]any) bool {
+		conditions, _, _ := unstructured.NestedSlice(status, "conditions")
+		for _, c := range conditions {
+			if c, _ := c.(map[string]any); c["type"] == "ServerPodReady" {
+				return c["message"] == "Server pod is ready"
+			}
+		}
+		return false
+	})
+	checkServerKept(t, core, srv, "back under Kubeflow")
 
 	for _, name := range []string{"long-kubeflow", "from-sparkhooks"} {
 		checkContinued(t, name, before[name], waitCompleted(t, dyn, name), false)
 	}
 	ledger.check(t, apps)
+	ledger.checkKinds(t, []string{first.lastRunName, ours.lastRunName})
 	// The drivers' tokens are bound to their ServiceAccounts: the same ones, not new ones of the
 	// same name, must have outlived both charts.
 	for name, uid := range accounts {
@@ -356,10 +399,14 @@ func checkAdopted(t *testing.T, name string, status map[string]any, reason strin
 	if !found {
 		t.Errorf("%s: no Adopted condition in %v", name, conditions)
 	}
-	want := map[string]string{"KubeflowDriverAdopted": "SparkApplicationAdopted", "KubeflowDriverNotOwned": "SparkDriverNotOwned"}[reason]
-	out, err := adminKubectl("get", "events", "--namespace", namespace, "--field-selector", "involvedObject.name="+name+",reason="+want, "-o", "name")
+	checkEvent(t, name, map[string]string{"KubeflowDriverAdopted": "SparkApplicationAdopted", "KubeflowDriverNotOwned": "SparkDriverNotOwned"}[reason])
+}
+
+func checkEvent(t *testing.T, name, reason string) {
+	t.Helper()
+	out, err := adminKubectl("get", "events", "--namespace", namespace, "--field-selector", "involvedObject.name="+name+",reason="+reason, "-o", "name")
 	if err != nil || strings.TrimSpace(out) == "" {
-		t.Errorf("%s: no %s Event (%v)", name, want, err)
+		t.Errorf("%s: no %s Event (%v)", name, reason, err)
 	}
 }
 
@@ -478,6 +525,12 @@ func cleanUpSwitchOver(t *testing.T, core kubernetes.Interface, dyn dynamic.Inte
 	ctx := context.Background()
 	for _, name := range apps {
 		if err := dyn.Resource(sparkApplications).Namespace(namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting %s: %v", name, err)
+		}
+	}
+	// The schedule's runs and the server's Pods go with them.
+	for gvr, name := range map[schema.GroupVersionResource]string{scheduledApps: scheduleName, sparkConnects: connectName} {
+		if err := dyn.Resource(gvr).Namespace(namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("deleting %s: %v", name, err)
 		}
 	}
