@@ -530,7 +530,7 @@ func (o *Options) check() error {
 		if err := o.Kubeflow.check(o); err != nil {
 			return err
 		}
-		if o.Network == nil {
+		if o.Network == nil && o.Simulated == nil {
 			return errors.New("stack: the process kubelet needs a Network")
 		}
 		return nil
