@@ -56,9 +56,13 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 // CustomizeTranslated is the customize hook of an application of another API translated into
 // app (see SyncTranslated).
 func CustomizeTranslated(req *metacontroller.CustomizeRequest, app *v1beta2.SparkApplication) *metacontroller.CustomizeResponse {
+	// The executors, in the parent's namespace only: a v2 rule without one lists every
+	// namespace's Pods on each sync, and would take in another namespace's application of the
+	// same name.
 	rules := []metacontroller.RelatedResourceRule{{
 		APIVersion:    "v1",
 		Resource:      "pods",
+		Namespace:     app.Namespace,
 		LabelSelector: &metav1.LabelSelector{MatchLabels: children.ExecutorSelector(app)},
 	}}
 	prebuilt := kueue.PrebuiltWorkloadName(app.ObjectMeta)

@@ -123,9 +123,13 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 	if err != nil {
 		return nil, err
 	}
+	// The executors, in the parent's namespace only: a v2 rule without one lists every
+	// namespace's Pods on each sync, and would take in another namespace's application of the
+	// same name.
 	rules := []metacontroller.RelatedResourceRule{{
 		APIVersion:    "v1",
 		Resource:      "pods",
+		Namespace:     sc.Namespace,
 		LabelSelector: &metav1.LabelSelector{MatchLabels: executorSelector(sc)},
 	}}
 	if rule := kubeflowServerRule(sc); rule != nil {

@@ -36,6 +36,9 @@ func TestMatchesRuleLikeMetacontroller(t *testing.T) {
 		{"cluster-scoped, selector not matching", obj("", "spot", nil), relatedRule{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}, false},
 		{"cluster-scoped, by name", obj("", "batch-high", nil), relatedRule{Names: []string{"batch-high"}}, true},
 		{"cluster-scoped, other name", obj("", "batch-low", nil), relatedRule{Names: []string{"batch-high"}}, false},
+		{"namespace and labels, matching", obj("jobs", "exec-1", map[string]string{"a": "b"}), relatedRule{Namespace: "jobs", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}, true},
+		{"namespace and labels, other labels", obj("jobs", "exec-1", nil), relatedRule{Namespace: "jobs", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}, false},
+		{"namespace and labels, other namespace", obj("other", "exec-1", map[string]string{"a": "b"}), relatedRule{Namespace: "jobs", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := matchesRule(parent, tt.obj, tt.rule)

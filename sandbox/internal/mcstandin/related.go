@@ -86,14 +86,15 @@ func matchesRule(parent, obj *unstructured.Unstructured, rule relatedRule) (bool
 	// Metacontroller matches cluster-scoped related objects whatever the parent's namespace (a v1
 	// sync request then leaves them out: forHookVersion); only namespaced ones must share it.
 	sameNamespace := obj.GetNamespace() == "" || obj.GetNamespace() == parent.GetNamespace()
-	byNames := rule.Namespace != "" || len(rule.Names) > 0
-	if rule.LabelSelector != nil && byNames {
-		return false, fmt.Errorf("related rule for %s has both labelSelector and namespace/names", rule.Resource)
+	if rule.LabelSelector != nil && len(rule.Names) > 0 {
+		return false, fmt.Errorf("related rule for %s has both labelSelector and names", rule.Resource)
 	}
-	if byNames {
-		if rule.Namespace != "" && rule.Namespace != parent.GetNamespace() {
-			return false, fmt.Errorf("related rule namespace %s differs from the parent's %s", rule.Namespace, parent.GetNamespace())
-		}
+	if rule.Namespace != "" && rule.Namespace != parent.GetNamespace() {
+		return false, fmt.Errorf("related rule namespace %s differs from the parent's %s", rule.Namespace, parent.GetNamespace())
+	}
+	// Names, or a namespace alone, select by name; a namespace with a label selector selects
+	// by labels within it (Metacontroller's NamespaceAndLabels rule).
+	if len(rule.Names) > 0 || rule.Namespace != "" && rule.LabelSelector == nil {
 		return sameNamespace && (len(rule.Names) == 0 || slices.Contains(rule.Names, obj.GetName())), nil
 	}
 	if !sameNamespace {
