@@ -319,12 +319,23 @@ func (r *podRunner) writeHosts() {
 	if old, err := os.ReadFile(path); err == nil && string(old) == content {
 		return
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	_ = rewriteInPlace(path, content)
+}
+
+// rewriteInPlace replaces the content of the file at path, keeping its inode. It writes over
+// the old content and then cuts the file to length: truncating first would leave the file
+// empty for a moment, and a resolver reading a pod's /etc/hosts then would not find
+// kubernetes.default.svc, which the unchanged first lines of every version name.
+func rewriteInPlace(path, content string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		return
+		return err
 	}
-	_, _ = f.WriteString(content)
-	f.Close()
+	defer f.Close()
+	if _, err := f.WriteAt([]byte(content), 0); err != nil {
+		return err
+	}
+	return f.Truncate(int64(len(content)))
 }
 
 func (r *podRunner) podFiles() map[string]string {

@@ -242,3 +242,48 @@ func TestBackoffDelay(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A reader of a pod's /etc/hosts while the kubelet rewrites it always finds the lines every
+// version shares (the API server's names among them): the rewrite neither empties the file
+// nor leaves it longer than the new content.
+func TestRewriteInPlaceNeverEmptiesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hosts")
+	const shared = "127.0.0.1\tlocalhost\n10.0.0.1\tkubernetes.default.svc kubernetes\n"
+	long, short := shared+strings.Repeat("10.0.0.9\tsome-service.jobs.svc\n", 50), shared
+	if err := rewriteInPlace(path, long); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	missing := make(chan string, 1)
+	go func() {
+		defer close(missing)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			b, err := os.ReadFile(path)
+			if err == nil && !strings.HasPrefix(string(b), shared) {
+				missing <- string(b)
+				return
+			}
+		}
+	}()
+	for i := range 2000 {
+		content := long
+		if i%2 == 1 {
+			content = short
+		}
+		if err := rewriteInPlace(path, content); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	if got, ok := <-missing; ok {
+		t.Fatalf("a reader saw the file without its shared first lines: %q", got)
+	}
+	if b, _ := os.ReadFile(path); string(b) != short {
+		t.Errorf("the file is %d bytes after the last rewrite, want the %d of its content", len(b), len(short))
+	}
+}
