@@ -479,10 +479,19 @@ func (c *renderedChart) controllers(staticBase, staticVolcano *manifest) {
 		return
 	}
 	apache := c.m.controllerFor("spark.apache.org/v1", "sparkapplications")
-	checkApacheApplicationController(t, apache, base, child("networking.k8s.io/v1", "networkpolicies", "InPlace"))
+	apacheOptional := []childResourceRule{child("networking.k8s.io/v1", "networkpolicies", "InPlace")}
+	if c.r.gatewayAPI {
+		// driverHttpRouteList and driverGrpcRouteList's children.
+		apacheOptional = append(apacheOptional, httpRoutes, grpcRoutes)
+	}
+	checkApacheApplicationController(t, apache, base, apacheOptional...)
 	wantApache := staticBase.controllerFor("spark.apache.org/v1", "sparkapplications")
 	assert.Equal(t, wantApache.Name, apache.Name)
-	assert.Equal(t, wantApache.Spec, apache.Spec)
+	gotApache := apache.Spec
+	gotApache.ChildResources = slices.DeleteFunc(slices.Clone(gotApache.ChildResources), func(r childResourceRule) bool {
+		return r.resourceRule == httpRoutes.resourceRule || r.resourceRule == grpcRoutes.resourceRule
+	})
+	assert.Equal(t, wantApache.Spec, gotApache)
 }
 
 func (c *renderedChart) webhook(staticBase *manifest) {
