@@ -173,6 +173,7 @@ spec:
 
 	// Deactivating a Workload is how a cluster admin evicts it (Kueue sets Evicted, reason
 	// Deactivated): the running application stops, and the other one gets the quota.
+	evictedService, evictedAppID := n.driverService(running)
 	evictedAt := time.Now()
 	n.setWorkloadsActive(running, false)
 	var stopped, admitted time.Duration // since the deactivation: the attempt ended, the other submitted
@@ -205,6 +206,13 @@ spec:
 		return st != "SUSPENDED" && st != ""
 	})
 	t.Logf("%s: %s readmitted and submitted %s after %s completed", mode.name, running, time.Since(doneAt).Round(10*time.Millisecond), waiting)
+	// The evicted attempt's executors may outlive their driver (they belong to the application
+	// too) and look its Service up after it went; cluster DNS caches that the name does not
+	// exist, so the requeued attempt must not reuse it.
+	if requeued, _ := n.driverService(running); requeued == evictedService {
+		t.Errorf("%s: the requeued attempt reuses the evicted attempt's driver Service %s", mode.name, requeued)
+	}
+	t.Logf("%s: the evicted attempt's driver Service %s, the requeued one's its own; %d executor Pods of the evicted attempt left", mode.name, evictedService, n.executorPodsOf(evictedAppID))
 	n.requireOnFlavor(running)
 	app := n.waitAppState(running, "COMPLETED", 2*appTimeout)
 	if got, _, _ := unstructured.NestedInt64(app.Object, "status", "executionAttempts"); got != 1 {
@@ -346,6 +354,38 @@ func (n *namespace) oneRunsOneWaits(apps []string) (running, waiting string) {
 	}
 	n.t.Logf("%s runs; Kueue's message for %s: %s", running, waiting, n.workloadMessage(waiting))
 	return running, waiting
+}
+
+// driverService returns the name of the application's driver Service, which its current
+// attempt's properties name, and the attempt's Spark application id.
+func (n *namespace) driverService(app string) (name, appID string) {
+	n.t.Helper()
+	obj, err := n.get(sparkApplications, app)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	appID = harness.NestedString(obj, "status", "sparkApplicationId")
+	svcs, err := n.core.CoreV1().Services(n.name).List(context.Background(), metav1.ListOptions{LabelSelector: "spark-app-selector=" + appID})
+	if err != nil {
+		n.t.Fatalf("listing the Services of %s: %v", app, err)
+	}
+	for _, svc := range svcs.Items {
+		if strings.HasSuffix(svc.Name, "-driver-svc") {
+			return svc.Name, appID
+		}
+	}
+	n.t.Fatalf("%s has no driver Service labelled spark-app-selector=%s", app, appID)
+	return "", ""
+}
+
+// executorPodsOf counts the executor Pods of the attempt whose Spark application id is appID.
+func (n *namespace) executorPodsOf(appID string) int {
+	n.t.Helper()
+	pods, err := n.core.CoreV1().Pods(n.name).List(context.Background(), metav1.ListOptions{LabelSelector: "spark-role=executor,spark-app-selector=" + appID})
+	if err != nil {
+		n.t.Fatalf("listing executor Pods: %v", err)
+	}
+	return len(pods.Items)
 }
 
 // workloadsOf are the Workloads the application owns: the one sparkhooks makes, or the one
