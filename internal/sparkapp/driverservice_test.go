@@ -99,13 +99,7 @@ func TestScenarioNextAttemptHasItsOwnDriverService(t *testing.T) {
 // checks that the attempt's properties send the executors to it.
 func driverServiceOf(t *testing.T, w *world) string {
 	t.Helper()
-	var names []string
-	for name := range w.children[keyService] {
-		if strings.HasSuffix(name, "-driver-svc") {
-			names = append(names, name)
-		}
-	}
-	require.Len(t, names, 1, "one driver Service: %v", names)
+	name := coretest.DriverService(t, w.children[keyService])
 	var props []string
 	for _, cm := range w.children[keyConfigMap] {
 		data, _ := cm["data"].(map[string]any)
@@ -113,8 +107,8 @@ func driverServiceOf(t *testing.T, w *world) string {
 		props = append(props, p)
 	}
 	require.Len(t, props, 1)
-	assert.Contains(t, props[0], "\nspark.driver.host="+names[0]+"."+w.app.Namespace+".svc\n")
-	return names[0]
+	assert.Contains(t, props[0], "\nspark.driver.host="+name+"."+w.app.Namespace+".svc\n")
+	return name
 }
 
 // TestScenarioRunningAttemptKeepsItsDriverService: an attempt that a release before per-attempt

@@ -23,14 +23,14 @@ func TestServerDriverService(t *testing.T) {
 	w.serverRunning(true)
 	w.addExecutors("Running", "Running")
 	w.settle()
-	first := serverDriverService(t, w)
+	first := coretest.DriverService(t, w.children[keyService])
 
 	// An edit starts a server of a new submission.
 	w.editSpec(func(s *v1alpha1.SparkConnectSpec) { s.Server.Memory = ptr.To("1g") })
 	w.settle()
 	w.serverRunning(true)
 	w.settle()
-	second := serverDriverService(t, w)
+	second := coretest.DriverService(t, w.children[keyService])
 	assert.NotEqual(t, first, second, "the new server reuses the ended one's driver Service name")
 
 	const legacy = "spark-connect-driver-svc"
@@ -38,18 +38,5 @@ func TestServerDriverService(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(strings.ReplaceAll(string(coretest.MustJSON(t, w.children)), second, legacy)), &children))
 	w.children = children
 	w.settle()
-	assert.Equal(t, legacy, serverDriverService(t, w), "the running server keeps the Service it started with")
-}
-
-// serverDriverService returns the name of the one driver Service among the world's children.
-func serverDriverService(t *testing.T, w *world) string {
-	t.Helper()
-	var names []string
-	for name := range w.children[keyService] {
-		if strings.HasSuffix(name, "-driver-svc") {
-			names = append(names, name)
-		}
-	}
-	require.Len(t, names, 1, "one driver Service: %v", names)
-	return names[0]
+	assert.Equal(t, legacy, coretest.DriverService(t, w.children[keyService]), "the running server keeps the Service it started with")
 }
