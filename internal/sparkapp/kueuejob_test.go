@@ -201,6 +201,23 @@ func TestRecordKueueIntegrationGoldens(t *testing.T) {
 	w.kueueJobAdmit("on-demand")
 	record(w, "kueue-integration-readmitted")
 
+	// Readmitted while the evicted attempt's children were going, the last of which is gone
+	// now: nothing but the hook's own resync starts the next attempt.
+	quick := newWorld(t, queuedSparkPi)
+	withKueueIntegration(quick)
+	quick.settle()
+	admitted := quick.kueueJobAdmit("spot")
+	quick.settle()
+	quick.driverRunning(true)
+	quick.settle()
+	quick.advance(time.Minute)
+	quick.kueueJobEvict(admitted)
+	require.NoError(t, quick.sync())
+	require.Equal(t, v1beta2.ApplicationStateSuspending, quick.state())
+	quick.advance(time.Second)
+	quick.kueueJobAdmit("on-demand")
+	record(quick, "kueue-integration-readmitted-while-suspending")
+
 	both := newWorld(t, queuedSparkPi+"  suspend: true\n")
 	both.enableKueue()
 	both.kueuesWorkload()

@@ -538,8 +538,11 @@ func (d *decider) suspend() {
 		return
 	}
 	d.setState(v1beta2.ApplicationStateSuspended, "")
-	if d.queue != nil && !d.suspended() {
-		d.wakeAt(d.now.Add(promptResync)) // evicted: queued again next
+	if !d.suspended() {
+		// Evicted (queued again next), or resumed (by the user, or by Kueue's readmission)
+		// while the children were going: this sync's status write starts no sync
+		// (ignoreStatusChanges), and no child is left whose deletion would.
+		d.wakeAt(d.now.Add(promptResync))
 	}
 }
 
