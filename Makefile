@@ -107,7 +107,8 @@ image-push: image
 image-docker:
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
-## chart-check: helm lint + template (default and all-features values), then the rendered-manifest tests
+## chart-check: helm lint + template (default, all-features and Kueue-integration values; both Kueue
+## modes refused), then the rendered-manifest tests
 chart-check:
 	hack/helm-check.sh $(CURDIR)/.cache/chart-rendered
 	SPARKHOOKS_RENDERED_DIR=$(CURDIR)/.cache/chart-rendered $(GO) test -count=1 ./deploy/deploytest/

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Lints the Helm chart and renders it with the default values and with every optional feature on
-# (chart/ci/all-features-values.yaml). The rendered manifests go to the directory given as the
-# first argument (default: a new temporary directory), as default.yaml and all-features.yaml, for
-# the checks in deploy/deploytest:
+# (chart/ci/all-features-values.yaml), and in Kueue's own integration mode; it checks that both
+# Kueue modes at once are refused. The rendered manifests go to the directory given as the first
+# argument (default: a new temporary directory), as default.yaml, all-features.yaml and
+# kueue-integration.yaml, for the checks in deploy/deploytest:
 #
 #   hack/helm-check.sh .cache/chart-rendered
 #   SPARKHOOKS_RENDERED_DIR=$PWD/.cache/chart-rendered go test ./deploy/deploytest/
@@ -37,6 +38,19 @@ echo "== helm template (default values) > $out/default.yaml"
 echo "== helm template (${all_features}) > $out/all-features.yaml"
 "${helm[@]}" template "$release" chart/ --namespace "$namespace" --kube-version "$KUBE_VERSION" -f "$all_features" >"$out/all-features.yaml"
 
-for f in "$out/default.yaml" "$out/all-features.yaml"; do
+echo "== helm template (kueue.sparkApplicationIntegration=true) > $out/kueue-integration.yaml"
+"${helm[@]}" template "$release" chart/ --namespace "$namespace" --kube-version "$KUBE_VERSION" \
+  --set kueue.sparkApplicationIntegration=true >"$out/kueue-integration.yaml"
+
+# Both Kueue modes at once must be refused, with the message that says why.
+echo "== helm template (both Kueue modes) must fail"
+if both=$("${helm[@]}" template "$release" chart/ --namespace "$namespace" --kube-version "$KUBE_VERSION" \
+  --set metacontroller.kueue=true --set kueue.sparkApplicationIntegration=true 2>&1); then
+  echo "the chart rendered with metacontroller.kueue and kueue.sparkApplicationIntegration both true" >&2
+  exit 1
+fi
+grep -q "choose one Kueue mode" <<<"$both" || { echo "unexpected refusal: $both" >&2; exit 1; }
+
+for f in "$out/default.yaml" "$out/all-features.yaml" "$out/kueue-integration.yaml"; do
   printf '%s: %s objects\n' "$f" "$(grep -c '^kind: ' "$f")"
 done

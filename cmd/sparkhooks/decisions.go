@@ -75,6 +75,8 @@ func addDecisionFlags(f *envDefault, o *decisionOptions) {
 		`the volume --default-event-log-dir (file:/path) is on, mounted in drivers at that path, as a JSON core/v1 Volume: a ReadWriteMany persistentVolumeClaim, nfs or hostPath, e.g. {"persistentVolumeClaim":{"claimName":"spark-events"}}`)
 	f.string(&o.spark.HistoryServerURL, "history-server-url", "SPARKHOOKS_HISTORY_SERVER_URL", def.HistoryServerURL,
 		"base URL of the History Server that reads --default-event-log-dir: applications that log there name their page under it in status.historyURL (empty: none)")
+	f.boolean(&o.spark.KueueIntegration, "kueue-spark-application-integration", "SPARKHOOKS_KUEUE_SPARK_APPLICATION_INTEGRATION", def.KueueIntegration,
+		"Kueue's own SparkApplication integration queues the applications labelled kueue.x-k8s.io/queue-name through spec.suspend: its placement edits while it holds one are not the user's, and its suspensions are evictions (docs/kueue.md; not with the registration's Workload child)")
 	f.integer(&o.spark.MaxTrackedExecutors, "max-tracked-executors", "SPARKHOOKS_MAX_TRACKED_EXECUTORS", def.MaxTrackedExecutors,
 		"most executors listed in status.executorState; the rest are counted")
 	f.list(&o.namespaces, "namespaces", "SPARKHOOKS_NAMESPACES",

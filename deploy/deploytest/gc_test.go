@@ -23,8 +23,8 @@ func isGC(obj metav1.Object) bool {
 // gc checks the Deployment (gc.mode watch) or CronJob (cronjob) that runs sparkhooks gc: the
 // server's image and hardening, the job namespaces as its scope, RBAC limited to listing,
 // watching and deleting SparkApplications there, and pods the server's Service and
-// PodDisruptionBudget do not select. It also checks that the operator default TTL reaches the
-// server.
+// PodDisruptionBudget do not select. It also checks that the operator default TTL and the Kueue
+// mode reach the server.
 func (c *renderedChart) gc() {
 	t := c.t
 	defaultSA, _ := c.arg("default-service-account")
@@ -32,6 +32,8 @@ func (c *renderedChart) gc() {
 	ttl, hasTTL := c.arg("default-time-to-live-seconds")
 	assert.Equal(t, c.r.defaultTTL != "", hasTTL, "--default-time-to-live-seconds only when the values set it")
 	assert.Equal(t, c.r.defaultTTL, ttl)
+	_, kueueIntegration := c.arg("kueue-spark-application-integration")
+	assert.Equal(t, c.r.kueueIntegration, kueueIntegration, "--kueue-spark-application-integration only in Kueue's own integration's mode")
 
 	var template corev1.PodTemplateSpec
 	if c.r.gcCronJob {

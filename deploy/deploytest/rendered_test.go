@@ -52,7 +52,9 @@ type rendering struct {
 	volcano     bool
 	driverPDBs  bool // metacontroller.driverPodDisruptionBudgets
 	kueue       bool // metacontroller.kueue
-	gatewayAPI  bool // gatewayAPI.enabled, with every operator default of the routes
+	// kueueIntegration: kueue.sparkApplicationIntegration, Kueue's own integration's mode.
+	kueueIntegration bool
+	gatewayAPI       bool // gatewayAPI.enabled, with every operator default of the routes
 	// schedulerPlugins: metacontroller.schedulerPluginsPodGroups and the batchScheduler values.
 	schedulerPlugins bool
 	serviceMonitor   bool
@@ -111,6 +113,12 @@ var renderings = []rendering{
 		gcDryRun:              true,
 		gcCronJob:             true,
 		historyServer:         true,
+	},
+	{
+		file:                  "kueue-integration.yaml",
+		kueueIntegration:      true,
+		jobNamespaces:         []string{"default"},
+		defaultServiceAccount: "spark",
 	},
 }
 

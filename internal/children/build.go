@@ -73,8 +73,8 @@ type Options struct {
 	// Apache names what Spark names after the application as the Apache operator does, for its
 	// SparkApplication (internal/apacheapp): Spark's default application name "spark" unless
 	// spark.app.name is set (then the application's name), and the properties ConfigMap
-	// <name>-0-spark-drv-conf-map and driver Service <name>-0-driver-svc, the first attempt's, as
-	// the driver Pod's name is.
+	// <name>-0-spark-drv-conf-map, the first attempt's, as the driver Pod's name is, and the
+	// driver Service <name>-<n>-driver-svc of the attempt that is its n-th retry.
 	Apache bool
 }
 

@@ -218,7 +218,7 @@ func TestDriverPodBasics(t *testing.T) {
 		"spark.kubernetes.namespace":                    "team-a",
 		"spark.kubernetes.submitInDriver":               "true",
 		"spark.kubernetes.driver.pod.name":              "pi-driver",
-		"spark.driver.host":                             "pi-driver-svc.team-a.svc",
+		"spark.driver.host":                             "pi-eb0f4b1c-driver-svc.team-a.svc",
 		"spark.driver.port":                             "7078",
 		"spark.driver.blockManager.port":                "7079",
 		"spark.kubernetes.resource.type":                "java",
@@ -1205,7 +1205,7 @@ func TestDriverService(t *testing.T) {
 		"spark.kubernetes.driver.service.ipFamilies", "IPv4,IPv6")), Options{})
 	svc := objs.DriverService
 	assert.Equal(t, "Service", svc.Kind)
-	assert.Equal(t, "pi-driver-svc", svc.Name)
+	assert.Equal(t, "pi-eb0f4b1c-driver-svc", svc.Name)
 	assert.Equal(t, testNamespace, svc.Namespace)
 	assert.Equal(t, map[string]string{"svc-label": "1", sparkpod.LabelAppSelector: testSub.AppID, sparkpod.LabelAppName: "pi"}, svc.Labels)
 	assert.Equal(t, map[string]string{"svc-note": "2"}, svc.Annotations)

@@ -1,6 +1,7 @@
 package children
 
 import (
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,10 +71,14 @@ func newBuilder(app *v1beta2.SparkApplication, sub Submission, opts Options) *bu
 	if spec.Driver.PodName != nil && *spec.Driver.PodName != "" {
 		b.driverPodName = *spec.Driver.PodName
 	}
-	b.driverServiceName = boundedName(app.Name, "-driver-svc", maxLabelName)
+	// Each attempt's driver Service has a name of its own, as Spark's random prefix gives it:
+	// executors an earlier attempt left behind look its name up while no driver answers, and
+	// cluster DNS caches that the name does not exist (CoreDNS: 30 s) for the next attempt too.
+	b.driverServiceName = boundedName(app.Name+"-"+b.attemptID(), "-driver-svc", maxLabelName)
 	if opts.Apache {
-		// Apache's name for the first attempt, which clients such as its examples/job address.
-		b.driverServiceName = boundedName(app.Name, "-0-driver-svc", maxLabelName)
+		// Apache's names: <name>-0-driver-svc for the first attempt, which clients such as its
+		// examples/job address, <name>-1-driver-svc for the second, and so on.
+		b.driverServiceName = boundedName(app.Name, "-"+strconv.Itoa(int(max(sub.Attempt-1, 0)))+"-driver-svc", maxLabelName)
 	}
 	return b
 }

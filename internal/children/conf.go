@@ -345,10 +345,7 @@ func (b *builder) featureStepProperties() {
 // distinct from a previous attempt's executors that may still be terminating, and short enough
 // for Spark 3.x's 47-character limit.
 func (b *builder) executorPodNamePrefix() string {
-	id := strings.TrimPrefix(b.sub.AppID, "spark-")
-	if len(id) > 8 {
-		id = id[:8]
-	}
+	id := b.attemptID()
 	base := sanitizeLabelValue(b.app.Name)
 	if len(base) > 38 {
 		base = strings.TrimRight(base[:38], "-")
@@ -357,4 +354,14 @@ func (b *builder) executorPodNamePrefix() string {
 		base = "spark"
 	}
 	return base + "-" + id
+}
+
+// attemptID is the short id of the attempt in the names of its executors and driver Service:
+// the first 8 hex digits of its Spark application id.
+func (b *builder) attemptID() string {
+	id := strings.TrimPrefix(b.sub.AppID, "spark-")
+	if len(id) > 8 {
+		id = id[:8]
+	}
+	return id
 }

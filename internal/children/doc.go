@@ -19,7 +19,7 @@
 // Deliberate differences from spark-submit and the Kubeflow operator:
 //   - Names are deterministic: the Spark application id is derived from the parent's uid and the
 //     attempt, the ConfigMap is named by its content, the driver Service by the application name
-//     (hash-shortened past 63 characters) rather than by a random prefix.
+//     and the attempt's id (hash-shortened past 63 characters) rather than by a random prefix.
 //   - spark.properties and the executor pod template live in one immutable ConfigMap; there is
 //     no driver pod template file, because the driver Pod is built here directly.
 //   - spark.kubernetes.executor.podNamePrefix is set, to the application name and the attempt's

@@ -100,10 +100,48 @@ func TestServiceNamesOfLongApplications(t *testing.T) {
 		assert.Empty(t, validation.IsValidLabelValue(v), "label %s=%q", k, v)
 	}
 
-	// A short name keeps Spark's own form.
+	// A short name keeps Spark's own form, <app>-<attempt id>-driver-svc.
 	objs := build(t, newApp(), Options{})
-	assert.Equal(t, "pi-driver-svc", objs.DriverService.Name)
-	assert.Equal(t, "pi-driver-svc.team-a.svc", sparkProps(t, objs)["spark.driver.host"])
+	assert.Equal(t, "pi-eb0f4b1c-driver-svc", objs.DriverService.Name)
+	assert.Equal(t, "pi-eb0f4b1c-driver-svc.team-a.svc", sparkProps(t, objs)["spark.driver.host"])
+}
+
+// TestDriverServiceNamePerAttempt: every attempt's driver Service has a name no earlier attempt
+// had. Executors an ended attempt left behind (owned by the application too, so they outlive
+// their driver Pod) look the old name up while nothing answers, and cluster DNS caches that the
+// name does not exist (CoreDNS: 30 s); a next attempt that reused the name got that answer, and
+// its executors failed with UnknownHostException (found by TestKueueAdmitsOneAtATime in CI).
+func TestDriverServiceNamePerAttempt(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		want []string // the driver Service of attempts 1, 2, 3
+	}{
+		{"Kubeflow's API: the attempt's id, as Spark's random prefix", Options{},
+			nil},
+		{"Apache's API: Apache's numbering", Options{Apache: true},
+			[]string{"pi-0-driver-svc", "pi-1-driver-svc", "pi-2-driver-svc"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seen := map[string]bool{}
+			for attempt := int32(1); attempt <= 3; attempt++ {
+				sub := NewSubmission("3f7b1c2e-uid", attempt)
+				objs, err := Build(prepare(t, newApp()), sub, tt.opts)
+				require.NoError(t, err)
+				svc := objs.DriverService.Name
+				assert.False(t, seen[svc], "attempt %d reuses driver Service %s", attempt, svc)
+				seen[svc] = true
+				assert.Empty(t, validation.IsDNS1035Label(svc))
+				assert.Equal(t, svc+".team-a.svc", sparkProps(t, objs)["spark.driver.host"])
+				if tt.want != nil {
+					assert.Equal(t, tt.want[attempt-1], svc)
+				} else {
+					assert.Equal(t, "pi-"+strings.TrimPrefix(sub.AppID, "spark-")[:8]+"-driver-svc", svc)
+				}
+			}
+		})
+	}
 }
 
 func TestConfigMapVolumeName(t *testing.T) {

@@ -81,6 +81,18 @@ func (b *builder) driverService() {
 	b.objs.DriverService = svc
 }
 
+// IsDriverServiceOf reports whether obj, a Service as answered to Metacontroller (decoded JSON),
+// is the headless driver Service of the attempt whose Spark application id is appID, whatever
+// its name: the releases before each attempt had a name of its own called it <app>-driver-svc,
+// and an attempt they started keeps that name, which its driver gave its executors.
+func IsDriverServiceOf(obj any, appID string) bool {
+	svc, _ := obj.(map[string]any)
+	spec, _ := svc["spec"].(map[string]any)
+	selector, _ := spec["selector"].(map[string]any)
+	return appID != "" && spec["clusterIP"] == corev1.ClusterIPNone &&
+		selector[sparkpod.LabelAppSelector] == appID && selector[sparkpod.LabelSparkRole] == sparkpod.RoleDriver
+}
+
 func nilIfEmpty(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil

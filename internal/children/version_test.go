@@ -161,7 +161,7 @@ func TestExcludedDriverServiceFeatureStep(t *testing.T) {
 			host, hasHost := sparkProps(t, objs)["spark.driver.host"]
 			if tc.service {
 				require.NotNil(t, objs.DriverService)
-				assert.Equal(t, "pi-driver-svc.team-a.svc", host)
+				assert.Equal(t, "pi-eb0f4b1c-driver-svc.team-a.svc", host)
 				return
 			}
 			assert.Nil(t, objs.DriverService)

@@ -28,6 +28,11 @@ func (d *decider) activeChildren(withDriver bool) {
 					obj = kept
 				}
 			}
+			if objs.DriverService != nil && obj == any(objs.DriverService) {
+				if kept := d.attemptDriverService(objs.DriverService); kept != nil {
+					obj = kept
+				}
+			}
 			d.children = append(d.children, obj)
 		}
 		return
@@ -88,6 +93,21 @@ func (d *decider) attemptConfigMap(built *corev1.ConfigMap) any {
 		}
 	}
 	return kept
+}
+
+// attemptDriverService returns the observed driver Service of the current attempt when it has
+// another name than the one built now (children.IsDriverServiceOf): the attempt keeps the
+// Service it started with, whose name its driver gives every executor it starts.
+func (d *decider) attemptDriverService(built *corev1.Service) any {
+	if slices.Contains(d.in.children.Names(keyService), built.Name) {
+		return nil
+	}
+	for _, obj := range d.observedChildren(func(key string, _ *podView) bool { return key == keyService }) {
+		if children.IsDriverServiceOf(obj, built.Spec.Selector[sparkpod.LabelAppSelector]) {
+			return obj
+		}
+	}
+	return nil
 }
 
 // sameData is whether an observed ConfigMap's data is data.

@@ -37,6 +37,11 @@ type Config struct {
 	// Namespaces chooses the namespaces whose applications start (--namespaces,
 	// --namespace-selector); the zero value chooses every namespace.
 	Namespaces NamespaceSelector
+	// KueueIntegration says that Kueue's own SparkApplication integration (its feature gate
+	// SparkApplicationIntegration) queues the applications labelled kueue.x-k8s.io/queue-name:
+	// Kueue suspends and resumes them through spec.suspend, and writes its placement into the
+	// spec while they are suspended (see kueuejob.go).
+	KueueIntegration bool
 }
 
 // DefaultConfig returns the settings the server starts with.

@@ -131,6 +131,10 @@ func (t *transition) specEvents() {
 		t.add(event.Warning, EventSpecInvalid, actionValidate, "the edited spec is invalid, and the current attempt goes on as it was submitted: "+c.Message)
 	}
 	resubmitted := t.o.SubmittedSpecHash != "" && t.a.SubmittedSpecHash != "" && t.a.SubmittedSpecHash != t.o.SubmittedSpecHash
+	// A spec Kueue edited while it held the application runs as the next attempt, not afresh.
+	if t.o.SubmissionAttempts > 0 && t.a.SubmissionAttempts == t.o.SubmissionAttempts+1 {
+		resubmitted = false
+	}
 	if from == v1beta2.ApplicationStateInvalidating || (to != v1beta2.ApplicationStateInvalidating && !resubmitted) {
 		return
 	}
@@ -152,6 +156,8 @@ func (t *transition) queueEvents() {
 		t.add(event.Normal, EventAdmitted, actionQueue, c.Message)
 	case c.Status == metav1.ConditionTrue && o != nil && o.Status == metav1.ConditionFalse && o.Reason == reasonAdmitted:
 		t.add(event.Warning, EventEvicted, actionQueue, c.Message)
+	case c.Reason == reasonKueueModeConflict:
+		t.add(event.Warning, EventAdmissionPending, actionQueue, c.Reason+": "+c.Message)
 	case c.Status == metav1.ConditionTrue:
 		t.add(event.Normal, EventAdmissionPending, actionQueue, c.Reason+": "+c.Message)
 	}

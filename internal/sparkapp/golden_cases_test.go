@@ -305,6 +305,15 @@ func goldenCases() []goldenCase {
 		{name: "suspend-while-running", setup: then(running(sparkPi, 2), func(w *world) {
 			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Suspend = ptr(true) })
 		})},
+		// Resumed while its children were going, the last of which is gone now: nothing but the
+		// hook's own resync starts the next attempt.
+		{name: "resumed-while-suspending", setup: then(running(sparkPi, 2), func(w *world) {
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Suspend = ptr(true) })
+			require.NoError(w.t, w.sync())
+			require.Equal(w.t, v1beta2.ApplicationStateSuspending, w.state())
+			w.advance(time.Second)
+			w.editSpec(func(s *v1beta2.SparkApplicationSpec) { s.Suspend = ptr(false) })
+		})},
 		{name: "foreign-running-driver", setup: then(running(sparkPi, 2), func(w *world) {
 			w.driverPod()["metadata"].(map[string]any)["labels"].(map[string]any)["sparkoperator.k8s.io/submission-id"] = "someone-else"
 		})},

@@ -3,6 +3,8 @@ package sparkapp
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -42,6 +44,9 @@ type queue struct {
 	prebuilt bool
 	// placeErr is why an admitted Workload's placement cannot be applied yet.
 	placeErr error
+	// foreign are the other Workloads the application owns, by name: Kueue's own
+	// SparkApplication integration queues it too (both Kueue modes are on).
+	foreign []string
 }
 
 // newQueue reads the queue of an application: nil when it is not queued, because the operator
@@ -60,6 +65,14 @@ func newQueue(in *input) (*queue, error) {
 	observed := in.children[keyWorkload]
 	if prebuilt != "" {
 		q.workload, q.prebuilt, observed = prebuilt, true, in.related[keyWorkload]
+	}
+	if !q.prebuilt {
+		for name := range in.children[keyWorkload] {
+			if name != q.workload {
+				q.foreign = append(q.foreign, name)
+			}
+		}
+		slices.Sort(q.foreign)
 	}
 	if raw, ok := observed[q.workload]; ok {
 		obs, err := kueue.Observe(raw)
@@ -90,6 +103,10 @@ func (d *decider) queueAdmits() bool {
 	q := d.queue
 	if q == nil {
 		return true
+	}
+	if len(q.foreign) > 0 {
+		d.parkQueued(reasonKueueModeConflict, q.conflict())
+		return false
 	}
 	obs := q.observed
 	// keep answers the observed Workload; a prebuilt one is no child of ours.
@@ -214,4 +231,27 @@ func (d *decider) queueChildren() {
 	if d.workload != nil {
 		d.children = append(d.children, d.workload)
 	}
+	if d.queue != nil {
+		// Kueue's; answered as observed so that Metacontroller leaves them be (OnDelete).
+		for _, name := range d.queue.foreign {
+			d.children = append(d.children, metacontroller.AsAnswered(d.in.children[keyWorkload][name]))
+		}
+	}
+}
+
+// reasonKueueModeConflict is the Queued reason of an application both Kueue modes queue.
+const reasonKueueModeConflict = "KueueModeConflict"
+
+// conflict says why an application both Kueue modes queue does not start.
+func (q *queue) conflict() string {
+	return fmt.Sprintf("Kueue's own SparkApplication integration queues this application too (its Workload %s): choose one Kueue mode (docs/kueue.md#two-modes): leave sparkoperator.k8s.io/sparkapplication out of Kueue's integrations.frameworks, or turn the chart's metacontroller.kueue off and kueue.sparkApplicationIntegration on", strings.Join(q.foreign, ", "))
+}
+
+// kueueModeConflict reports, on an application both Kueue modes queue, why it waits, whatever
+// the decision (Kueue's integration suspends it too); an attempt already running is left be.
+func (d *decider) kueueModeConflict() {
+	if d.queue == nil || len(d.queue.foreign) == 0 || activeStates[d.status.AppState.State] {
+		return
+	}
+	d.setCondition(condQueued, metav1.ConditionTrue, reasonKueueModeConflict, d.queue.conflict(), d.now)
 }

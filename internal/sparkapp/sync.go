@@ -99,6 +99,8 @@ func decideSync(req *metacontroller.SyncRequest, in *input, now time.Time, cfg C
 	if err := d.decide(); err != nil {
 		return nil, hook.Outcome{}, err
 	}
+	d.kueueConditions()
+	d.kueueModeConflict()
 	d.settleConditions()
 	d.queueChildren()
 	if err := d.checkLivePodsKept(); err != nil {
@@ -163,7 +165,7 @@ func newDecider(in *input, now time.Time, cfg Config) *decider {
 	d.knownSubmission = in.app.Status.SubmissionID
 	d.now = firstDecisionTime(in.app, d.now)
 	d.queue = in.queue
-	if d.queue == nil {
+	if d.queue == nil && !d.kueueJob() {
 		if d.condition(condQueued) != nil {
 			d.removeCondition(condQueued) // the label was removed, or the operator turned Kueue off
 		}
@@ -243,11 +245,15 @@ func (d *decider) decide() error {
 		d.submitWhenClear(v1beta2.ApplicationStateNew)
 	case v1beta2.ApplicationStateSubmitted, v1beta2.ApplicationStateRunning,
 		v1beta2.ApplicationStateUnknown, v1beta2.ApplicationStateSucceeding:
+		// A suspension wins over a spec change: Kueue's eviction suspends the application and
+		// puts its placement back in one update, and a suspended spec runs nothing either way.
 		switch {
-		case d.specChanged():
-			d.invalidate()
+		case d.suspended() && d.kueueJob():
+			d.kueueEvicted()
 		case d.suspended():
 			d.suspend()
+		case d.specChanged():
+			d.invalidate()
 		case d.admissionLost():
 			d.evicted()
 		default:
@@ -255,19 +261,19 @@ func (d *decider) decide() error {
 		}
 	case v1beta2.ApplicationStateFailing:
 		switch {
-		case d.specChanged():
-			d.invalidate()
 		case d.suspended():
 			d.suspend()
+		case d.specChanged():
+			d.invalidate()
 		default:
 			d.retryRun()
 		}
 	case v1beta2.ApplicationStatePendingRerun:
 		switch {
-		case d.specChanged():
-			d.invalidate()
 		case d.suspended():
 			d.suspend()
+		case d.specChanged():
+			d.invalidate()
 		default:
 			d.submitWhenClear(v1beta2.ApplicationStatePendingRerun)
 		}
@@ -286,7 +292,9 @@ func (d *decider) decide() error {
 		switch {
 		case d.suspended():
 			d.suspend()
-		case d.specChanged():
+		case d.specChanged() && !d.kueueJob():
+			// Kueue's own edits while it held the application (its placement) are no new
+			// spec of the user's: the attempts go on.
 			d.resetAttempts()
 			d.submitWhenClear(v1beta2.ApplicationStateResuming)
 		default:
@@ -390,6 +398,7 @@ func (d *decider) submit() {
 	st.DriverInfo = d.driverInfo(objs)
 	st.HistoryURL = historyURL(d.cfg.HistoryServerURL, objs.DefaultEventLog, sub.AppID)
 	d.setState(v1beta2.ApplicationStateSubmitted, "")
+	d.kueueAdmitted()
 
 	d.removeCondition(condDriverMissing, condTimedOut, condFailed, condComplete, condExpired, condExecutorFailed, condAdopted)
 	d.setCondition(condDriverRequested, metav1.ConditionTrue, "Submitted",
@@ -529,8 +538,11 @@ func (d *decider) suspend() {
 		return
 	}
 	d.setState(v1beta2.ApplicationStateSuspended, "")
-	if d.queue != nil && !d.suspended() {
-		d.wakeAt(d.now.Add(promptResync)) // evicted: queued again next
+	if !d.suspended() {
+		// Evicted (queued again next), or resumed (by the user, or by Kueue's readmission)
+		// while the children were going: this sync's status write starts no sync
+		// (ignoreStatusChanges), and no child is left whose deletion would.
+		d.wakeAt(d.now.Add(promptResync))
 	}
 }
 

@@ -22,11 +22,13 @@ const LabelConnectName = "sparkoperator.k8s.io/connect-name"
 
 // objects are the children of one server submission.
 type objects struct {
-	pod       *corev1.Pod
-	rest      []any // the ConfigMap, the Services and the routes, in a fixed order
-	grpcRoute *children.GRPCRoute
-	httpRoute *children.HTTPRoute
-	podSets   []kueue.PodSet // when opts.PodSets asks for them
+	pod  *corev1.Pod
+	rest []any // the ConfigMap, the Services and the routes, in a fixed order
+	// driverService is the headless driver Service among rest, nil when the server has none.
+	driverService *corev1.Service
+	grpcRoute     *children.GRPCRoute
+	httpRoute     *children.HTTPRoute
+	podSets       []kueue.PodSet // when opts.PodSets asks for them
 }
 
 // build returns the children of a server submission. The server is a driver (see
@@ -59,7 +61,7 @@ func build(sc *v1alpha1.SparkConnect, sub children.Submission, opts children.Opt
 	pod := built.DriverPod
 	serverContainer(sc, pod)
 
-	out.pod, out.podSets = pod, built.PodSets
+	out.pod, out.podSets, out.driverService = pod, built.PodSets, built.DriverService
 	for _, obj := range built.List() {
 		if obj != any(pod) {
 			out.rest = append(out.rest, obj)

@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -263,6 +265,7 @@ func (d *decider) decide() error {
 		if answered := metacontroller.AnsweredPod[struct{}](pod.Metadata.Name, pod.Metadata.Annotations[metacontroller.LastAppliedAnnotation]); answered != nil {
 			d.children[0] = answered
 		}
+		d.keepDriverService(objs.driverService)
 		d.reportPod(pod)
 	}
 	d.keepWorkload()
@@ -380,6 +383,27 @@ func (d *decider) livePod(sub string) *podView {
 		return pod
 	}
 	return nil
+}
+
+// keepDriverService answers, in place of the driver Service built for the running server, the
+// one Metacontroller made for it under another name (children.IsDriverServiceOf): the server
+// gives that name to every executor it starts.
+func (d *decider) keepDriverService(built *corev1.Service) {
+	if built == nil || slices.Contains(d.in.children.Names(keyService), built.Name) {
+		return
+	}
+	for _, name := range d.in.children.Names(keyService) {
+		observed := metacontroller.AsAnswered(d.in.children[keyService][name])
+		if !children.IsDriverServiceOf(observed, built.Spec.Selector[sparkpod.LabelAppSelector]) {
+			continue
+		}
+		for i, obj := range d.children {
+			if obj == any(built) {
+				d.children[i] = observed
+			}
+		}
+		return
+	}
 }
 
 // keepObserved answers every observed child as it was answered.

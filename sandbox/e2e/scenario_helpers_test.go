@@ -185,8 +185,9 @@ func (w *world) checkAttemptChildren(t *testing.T, name string, a attempt, pod *
 	props := cm.Data["spark.properties"]
 	require.Contains(t, props, "spark.app.id="+a.appID+"\n", "ConfigMap %s carries the attempt's Spark application id", cm.Name)
 
-	// The driver Service is <name>-driver-svc (every name in these tests is short enough).
-	svcName := name + "-driver-svc"
+	// The driver Service is <name>-<attempt id>-driver-svc, the attempt id the first 8 hex
+	// digits of its Spark application id (every name in these tests is short enough).
+	svcName := name + "-" + strings.TrimPrefix(a.appID, "spark-")[:8] + "-driver-svc"
 	svc, err := w.core.CoreV1().Services(w.ns).Get(ctx, svcName, metav1.GetOptions{})
 	require.NoError(t, err, "the driver Service %s; %s", svcName, summary)
 	ref = metav1.GetControllerOf(svc)

@@ -3,6 +3,7 @@ package coretest
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -146,4 +147,18 @@ func StatusSchema(file string) func(t testing.TB, parent any, status []byte) {
 		require.NoError(t, err)
 		CheckStatus(t, crd, parent, status)
 	}
+}
+
+// DriverService returns the name of the one driver Service (<…>-driver-svc) among services, a
+// world's Service children by name.
+func DriverService(t testing.TB, services map[string]map[string]any) string {
+	t.Helper()
+	var names []string
+	for name := range services {
+		if strings.HasSuffix(name, "-driver-svc") {
+			names = append(names, name)
+		}
+	}
+	require.Len(t, names, 1, "one driver Service: %v", names)
+	return names[0]
 }

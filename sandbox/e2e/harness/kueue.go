@@ -75,7 +75,8 @@ func InstallKueueCRDs(kubeconfig string) error {
 // election; no job integration but batch/job (which it always sets up); no on-demand visibility
 // server (an aggregated API server); and, without its internal certificate management (which
 // wants the webhook configurations and a Secret of its own Deployment), serving certificates for
-// its webhook server, which nothing calls here, and for its metrics server at the fixed path
+// its webhook server, which nothing calls unless a test registers it (Kueue.WebhookURL), and for
+// its metrics server at the fixed path
 // /etc/kueue/metrics/certs: a tmpfs over /etc in a mount namespace of its own holds them (root,
 // as make e2e runs).
 func StartKueue(t *testing.T, kubeconfig, logDir string) {
@@ -89,10 +90,19 @@ type KueueOptions struct {
 	Config string
 	// FeatureGates are added to --feature-gates, as Gate=true,Other=false.
 	FeatureGates string
+	// Frameworks are job integrations set up besides batch/job (integrations.frameworks).
+	Frameworks []string
+}
+
+// Kueue is a running Kueue controller: where its webhook server listens (on this host) and the
+// certificate it serves, its own CA.
+type Kueue struct {
+	WebhookURL string // https://127.0.0.1:<port>
+	CACert     []byte // PEM
 }
 
 // StartKueueWith is StartKueue with more configuration.
-func StartKueueWith(t *testing.T, kubeconfig, logDir string, o KueueOptions) {
+func StartKueueWith(t *testing.T, kubeconfig, logDir string, o KueueOptions) *Kueue {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("the real Kueue controller needs root here (a mount namespace for its fixed certificate path); make e2e runs as root")
@@ -103,10 +113,18 @@ func StartKueueWith(t *testing.T, kubeconfig, logDir string, o KueueOptions) {
 	if err := os.MkdirAll(certs, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The address is in the certificate: the API server calls the webhook by URL when a test
+	// registers it.
 	out, err := exec.Command("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+		"-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
 		"-keyout", filepath.Join(certs, "tls.key"), "-out", filepath.Join(certs, "tls.crt")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("openssl: %v: %s", err, out)
+	}
+	port := FreePort(t)
+	frameworks, err := json.Marshal(append([]string{"batch/job"}, o.Frameworks...))
+	if err != nil {
+		t.Fatal(err)
 	}
 	config := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
@@ -125,16 +143,17 @@ leaderElection:
 internalCertManagement:
   enable: false
 integrations:
-  frameworks: ["batch/job"]
-%s`, FreePort(t), certs, o.Config)), 0o644); err != nil {
+  frameworks: %s
+%s`, port, certs, frameworks, o.Config)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	logPath := filepath.Join(logDir, "kueue-"+filepath.Base(dir)+".log")
-	logFile, err := os.Create(logPath)
+	// A file of its own: subtests' temporary directories share base names.
+	logFile, err := os.CreateTemp(logDir, "kueue-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
+	logPath := logFile.Name()
 	script := `mount -t tmpfs tmpfs /etc && mkdir -p /etc/kueue/metrics/certs && cp "$1"/tls.crt "$1"/tls.key /etc/kueue/metrics/certs/ && shift && exec "$@"`
 	gates := "VisibilityOnDemand=false"
 	if o.FeatureGates != "" {
@@ -168,6 +187,11 @@ integrations:
 		t.Fatalf("Kueue exited at start: %v", waitErr)
 	case <-time.After(3 * time.Second):
 	}
+	ca, err := os.ReadFile(filepath.Join(certs, "tls.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Kueue{WebhookURL: fmt.Sprintf("https://127.0.0.1:%d", port), CACert: ca}
 }
 
 func kueueBinary(t *testing.T) string {

@@ -732,8 +732,15 @@ spec:
 `)
 	r.expectLog(t, "SPARK-53944: Run SparkPi without driver service", "Pi is roughly 3")
 	r.executorPods(t)
-	if _, err := n.core.CoreV1().Services(n.name).Get(context.Background(), "no-driver-svc-driver-svc", metav1.GetOptions{}); err == nil {
-		t.Errorf("SPARK-53944: the driver Service was made although DriverServiceFeatureStep is excluded")
+	// Each attempt's driver Service is <app>-<attempt id>-driver-svc: look for any.
+	svcs, err := n.core.CoreV1().Services(n.name).List(context.Background(), metav1.ListOptions{LabelSelector: "sparkoperator.k8s.io/app-name=no-driver-svc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, svc := range svcs.Items {
+		if strings.HasSuffix(svc.Name, "-driver-svc") {
+			t.Errorf("SPARK-53944: the driver Service %s was made although DriverServiceFeatureStep is excluded", svc.Name)
+		}
 	}
 }
 

@@ -135,7 +135,7 @@ func Compare(kubeflow, sparkhooks Capture) ([]Difference, error) {
 }
 
 // DriverService is the name under which Compare compares the two operators' headless driver
-// Services, named <random prefix>-driver-svc by Spark and <app>-driver-svc by sparkhooks: their
+// Services, named <random prefix>-driver-svc by Spark and <app>-<attempt id>-driver-svc by sparkhooks: their
 // names then differ in metadata.name only.
 const DriverService = "<driver-svc>"
 

@@ -82,7 +82,7 @@ func TestCompare(t *testing.T) {
 		Executor:   pod("pi-fedcba9876543210-exec-1", "executor", "spark:4.0"),
 		Properties: map[string]string{"spark.app.name": "pi"},
 		ConfigMaps: []map[string]any{mustObject(t, `{"metadata":{"name":"pi-conf"},"data":{"spark.properties":"x","template":"y"}}`)},
-		Services:   []map[string]any{mustObject(t, `{"metadata":{"name":"pi-driver-svc"},"spec":{"clusterIP":"None"}}`)},
+		Services:   []map[string]any{mustObject(t, `{"metadata":{"name":"pi-fedcba98-driver-svc"},"spec":{"clusterIP":"None","publishNotReadyAddresses":true}}`)},
 	}
 	got, err := Compare(kubeflow, sparkhooks)
 	if err != nil {
@@ -92,7 +92,7 @@ func TestCompare(t *testing.T) {
 		{Object: "configmap pi-conf", Kubeflow: Absent, Sparkhooks: "present"},
 		{Object: "executor pod", Field: "spec.containers[spark].image", Kubeflow: "spark:4", Sparkhooks: "spark:4.0"},
 		{Object: "properties", Field: "spark.kubernetes.submission.waitAppCompletion", Kubeflow: "false", Sparkhooks: Absent},
-		{Object: "service <driver-svc>", Field: "metadata.name", Kubeflow: "pi-<hash>-driver-svc", Sparkhooks: "pi-driver-svc"},
+		{Object: "service <driver-svc>", Field: "spec.publishNotReadyAddresses", Kubeflow: Absent, Sparkhooks: "true"},
 		{Object: "service pi-ui-svc", Kubeflow: "present", Sparkhooks: Absent},
 		{Object: "states", Field: "sequence", Kubeflow: "SUBMITTED RUNNING SUCCEEDING COMPLETED", Sparkhooks: "SUBMITTED RUNNING COMPLETED"},
 	}
