@@ -58,8 +58,15 @@ func NewNetwork(ctx context.Context, random *rand.Rand) (*Network, error) {
 			Gateway: subnet.Addr().Next(),
 			used:    map[netip.Addr]string{},
 		}
+		// A bridge whose address was never set takes the lowest of its ports' addresses, so it
+		// changed whenever a pod's veth came or went, and the other pods' ARP entries for the
+		// node then named an address nobody answered: their connections to the API server
+		// timed out until the entries were probed again (a driver's request failed after 10 s in
+		// CI). An address set once stays, as container runtimes set theirs.
+		mac := fmt.Sprintf("02:%02x:%02x:%02x:%02x:%02x", random.IntN(256), random.IntN(256), random.IntN(256), random.IntN(256), random.IntN(256))
 		steps := [][]string{
 			{"link", "add", n.Bridge, "type", "bridge"},
+			{"link", "set", n.Bridge, "address", mac},
 			{"addr", "add", netip.PrefixFrom(n.Gateway, 24).String(), "dev", n.Bridge},
 			{"link", "set", n.Bridge, "up"},
 		}

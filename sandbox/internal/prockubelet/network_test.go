@@ -1,8 +1,12 @@
 package prockubelet
 
 import (
+	"context"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"testing"
 )
@@ -76,5 +80,52 @@ func TestReleasedAddressStaysWithItsNewHolder(t *testing.T) {
 	n.release(&PodNetwork{Name: "skp-first", IP: first})
 	if third, err := n.allocate("skp-third"); err == nil {
 		t.Fatalf("%s given to a second live pod", third)
+	}
+}
+
+// The node's bridge keeps its address while pods come and go: the pods' ARP entries for the
+// node's address (their gateway, and the API server's) stay right. A bridge whose address is
+// never set takes its lowest port's, and changes with the first pod.
+func TestBridgeAddressStaysAsPodsComeAndGo(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a pod network needs root")
+	}
+	ctx := context.Background()
+	// Seeded by the process, so that two runs on one machine make bridges of other names.
+	n, err := NewNetwork(ctx, rand.New(rand.NewPCG(uint64(os.Getpid()), 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pods []*PodNetwork
+	defer func() {
+		for _, pod := range pods {
+			n.RemovePod(pod) // a second removal changes nothing
+		}
+		_ = n.Close()
+	}()
+	address := func() string {
+		t.Helper()
+		iface, err := net.InterfaceByName(n.Bridge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return iface.HardwareAddr.String()
+	}
+	want := address()
+	for i := range 4 {
+		pod, err := n.AddPod(ctx, fmt.Sprintf("pod-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods = append(pods, pod)
+		if got := address(); got != want {
+			t.Fatalf("the bridge's address went from %s to %s when pod %d joined", want, got, i)
+		}
+	}
+	for i, pod := range pods {
+		n.RemovePod(pod)
+		if got := address(); got != want {
+			t.Fatalf("the bridge's address went from %s to %s when pod %d left", want, got, i)
+		}
 	}
 }
