@@ -299,8 +299,9 @@ build_root() {
   install -m 0755 "$here"/sbin/*.sh "$spark/sbin/"
 
   # SparkPi and JavaSparkPi are what users run; CustomReceiver and streaming/network_wordcount.py
-  # what Apache's operator e2e suite runs; the others are the programs Spark's Kubernetes
-  # integration tests run (sandbox/e2e/spark/integration_test.go), all our own code.
+  # what Apache's operator e2e suite runs, JavaWordCount and sql.JavaSparkSQLCli its examples; the
+  # others are the programs Spark's Kubernetes integration tests run
+  # (sandbox/e2e/spark/integration_test.go), all our own code.
   step "layer $name: compile the examples against Spark $version, jar spark-examples_$scala-$version.jar"
   mkdir -p "$work/classes"
   "$jdk/bin/javac" --release 17 -nowarn -encoding UTF-8 -cp "$spark/jars/*" -d "$work/classes" \

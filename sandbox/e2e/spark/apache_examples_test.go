@@ -36,6 +36,8 @@ var apacheExamples = []struct {
 	{file: "pi-java17.yaml", name: "pi-java17", gvr: apacheApplications, history: apacheSucceeded},
 	{file: "pi-v1beta1.yaml", name: "pi-v1beta1", gvr: apacheApplications, history: apacheSucceeded},
 	{file: "pi-with-template.yaml", name: "pi-with-template", gvr: apacheApplications, history: apacheSucceeded},
+	{file: "sql.yaml", name: "sql", gvr: apacheApplications, history: apacheSucceeded},
+	{file: "word-count.yaml", name: "word-count", gvr: apacheApplications, history: apacheSucceeded},
 	{file: "spark-connect-server.yaml", name: "spark-connect-server", gvr: apacheApplications, history: apacheServing},
 	{file: "spark-thrift-server.yaml", name: "spark-thrift-server", gvr: apacheApplications, history: apacheServing},
 	{file: "qa-cluster-with-one-worker.yaml", name: "qa", gvr: sparkClusters, history: apacheCluster},
