@@ -214,6 +214,8 @@ download_failure() {
 }
 
 # write_if_changed <file>: standard input to the file, leaving it untouched when identical.
+# A stamp goes through it too: a new file renamed over the old one, never a write through it, so
+# that a copy of the cache made with hard links (cp -al) keeps stamps of its own.
 write_if_changed() {
   local tmp
   tmp=$(mktemp "$1.XXXXXX")
@@ -343,7 +345,7 @@ build_root() {
 
   rm -rf "$work" "$root"
   mv "$tmp" "$root"
-  printf '%s\n' "$key" >"$stamp"
+  printf '%s\n' "$key" | write_if_changed "$stamp"
   step "layer $name: ready ($(du -sh "$root" | cut -f1))"
 }
 
@@ -462,7 +464,7 @@ build_venv() {
     "$venv/bin/python" -m pip install -q --disable-pip-version-check --require-hashes \
       --no-build-isolation -r "$r"
   done
-  printf '%s\n' "$key" >"$stamp"
+  printf '%s\n' "$key" | write_if_changed "$stamp"
 }
 
 # ---------------------------------------------------------------------------------------------
