@@ -3,15 +3,18 @@
 package spark
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sparkhooks/sparkhooks/sandbox/e2e/harness"
 )
@@ -31,10 +34,21 @@ type apacheExample struct {
 	file, name string
 	gvr        schema.GroupVersionResource
 	history    []string
-	// slow ends as documented but takes minutes of two cores: make e2e-apache
+	// needs is an example applied first in the same namespace and waited for: what this one
+	// addresses by name.
+	needs *apacheExample
+	// driverLog is what the driver's log (Pod <name>-0-driver) shows once the application does
+	// what its example is for, beyond its state.
+	driverLog string
+	// slow ends as documented, but make e2e cannot afford its time: minutes of two cores, or a
+	// SparkCluster that adds workers to what qa's covers. make e2e-apache
 	// (SPARKHOOKS_APACHE_E2E=all) runs it, make e2e does not.
 	slow bool
 }
+
+// apacheProd is prod-cluster-with-three-workers.yaml, the cluster
+// spark-connect-server-with-spark-cluster.yaml's server runs its executors on.
+var apacheProd = &apacheExample{file: "prod-cluster-with-three-workers.yaml", name: "prod", gvr: sparkClusters, history: apacheCluster}
 
 // apacheExamples are the examples TestApacheExamples runs unchanged. pi.yaml and pi-python.yaml
 // run in make run's own test (sandbox/e2e/local). docs/apache.md lists the others and why they
@@ -49,6 +63,12 @@ var apacheExamples = []apacheExample{
 	{file: "spark-thrift-server.yaml", name: "spark-thrift-server", gvr: apacheApplications, history: apacheServing},
 	{file: "qa-cluster-with-one-worker.yaml", name: "qa", gvr: sparkClusters, history: apacheCluster},
 	{file: "pi-statefulset.yaml", name: "pi-statefulset", gvr: apacheApplications, history: apacheSucceeded, slow: true},
+	{file: "cluster.yaml", name: "cluster", gvr: sparkClusters, history: apacheCluster, slow: true},
+	{file: "cluster-with-hpa.yaml", name: "cluster-with-hpa", gvr: sparkClusters, history: apacheCluster, slow: true},
+	{file: "cluster-with-hpa-template.yaml", name: "cluster-with-hpa-template", gvr: sparkClusters, history: apacheCluster, slow: true},
+	{file: "spark-connect-server-with-spark-cluster.yaml", name: "spark-connect-server", gvr: apacheApplications, history: apacheServing, needs: apacheProd, slow: true,
+		// Its executors run on prod's workers: the standalone master takes the application.
+		driverLog: "Connected to Spark cluster with app ID "},
 }
 
 // TestApacheExamples applies each of apacheExamples, as a user of Apache's operator would, in a
@@ -74,6 +94,9 @@ func TestApacheExamples(t *testing.T) {
 			defer func() { <-slots }()
 			ran.Add(1)
 			n := newNamespace(t, "apache-example")
+			if ex.needs != nil {
+				runApacheExample(t, n, release, *ex.needs)
+			}
 			runApacheExample(t, n, release, ex)
 		})
 	}
@@ -103,4 +126,16 @@ func runApacheExample(t *testing.T, n *namespace, release string, ex apacheExamp
 		t.Errorf("%s: stateTransitionHistory %v, want %v", ex.file, got, ex.history)
 	}
 	t.Logf("%s: %s after %s", ex.file, end, time.Since(started).Round(100*time.Millisecond))
+	if ex.driverLog != "" {
+		driver, log := ex.name+"-0-driver", ""
+		err := wait.PollUntilContextTimeout(context.Background(), time.Second, timeout, true, func(context.Context) (bool, error) {
+			log, _ = n.kubectl("logs", driver)
+			return strings.Contains(log, ex.driverLog), nil
+		})
+		if err != nil {
+			t.Errorf("%s: the log of %s has no %q:\n%s", ex.file, driver, ex.driverLog, harness.Tail(log, 30))
+		} else {
+			t.Logf("%s: %q in the driver's log after %s", ex.file, ex.driverLog, time.Since(started).Round(100*time.Millisecond))
+		}
+	}
 }
