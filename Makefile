@@ -160,11 +160,11 @@ e2e-kubeflow: spark-images
 ## e2e-apache: the Apache Spark Kubernetes Operator 1.0.0's own e2e suite (APACHE_SPARK_OPERATOR's
 ## tests/e2e, unchanged) run by chainsaw against the real control plane, Metacontroller, the chart and
 ## real Spark on the process kubelet: every test, each to the result docs/apache.md records (make
-## e2e runs the ones that pass)
+## e2e runs the ones that pass); and every example of its examples/ that runs here, the slow ones too
 e2e-apache: spark-images
 	@[ -n "$$METACONTROLLER_BIN" ] && [ -n "$$APACHE_SPARK_OPERATOR" ] || { echo "e2e-apache: METACONTROLLER_BIN and APACHE_SPARK_OPERATOR must name Metacontroller and the Apache Spark Kubernetes Operator 1.0.0's source tree" >&2; exit 1; }
 	export KUBE_BIN_DIR="$$(hack/kube/build.sh)" HELM="$$(hack/helm/build.sh)" SPARKHOOKS_CHAINSAW="$$(hack/chainsaw/build.sh)" && \
-	cd sandbox && SPARKHOOKS_APACHE_E2E=all $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 60m -run '^TestApacheChainsaw$$' -v ./e2e/spark/
+	cd sandbox && SPARKHOOKS_APACHE_E2E=all $(GO) test $(E2EFLAGS) -tags e2e -count=1 -timeout 60m -run '^(TestApacheChainsaw|TestApacheExamples)$$' -v ./e2e/spark/
 
 ## chainsaw: Kyverno Chainsaw (github.com/kyverno/chainsaw, pinned), which runs Apache's e2e suite,
 ## built once per user into ~/.cache/sparkhooks/chainsaw/<version>; prints its path

@@ -602,12 +602,19 @@ func (c *renderedChart) policy() {
 
 func (c *renderedChart) sparkRBAC() {
 	t := c.t
-	// What Spark's driver does in its namespace (research/spark-pod.md §5a).
-	need := map[string][]string{
-		"pods":                   {"get", "list", "watch", "create", "delete", "deletecollection"},
-		"services":               {"get", "list", "create", "delete"},
-		"configmaps":             {"get", "list", "create", "delete"},
-		"persistentvolumeclaims": {"get", "list", "create", "delete"},
+	// What Spark's driver does in its namespace (research/spark-pod.md §5a), by API group; apps is
+	// for the statefulset executor allocator.
+	need := map[string]map[string][]string{
+		"": {
+			"pods":                   {"get", "list", "watch", "create", "delete", "deletecollection"},
+			"services":               {"get", "list", "create", "delete"},
+			"configmaps":             {"get", "list", "create", "delete"},
+			"persistentvolumeclaims": {"get", "list", "create", "delete"},
+		},
+		"apps": {
+			"statefulsets":       {"get", "create", "delete"},
+			"statefulsets/scale": {"get", "update"},
+		},
 	}
 	for _, ns := range c.r.jobNamespaces {
 		var sa *corev1.ServiceAccount
@@ -633,8 +640,10 @@ func (c *renderedChart) sparkRBAC() {
 			}
 		}
 		require.NotNil(t, role, "RoleBinding %s/%s names no rendered Role", ns, binding.Name)
-		for res, verbs := range need {
-			assert.Subset(t, grantedVerbs(role.Rules, res), verbs, "%s: verbs on %s", ns, res)
+		for group, resources := range need {
+			for res, verbs := range resources {
+				assert.Subset(t, grantedVerbsInGroup(role.Rules, group, res), verbs, "%s: verbs on %s in group %q", ns, res, group)
+			}
 		}
 	}
 	var roleNamespaces []string
@@ -644,16 +653,6 @@ func (c *renderedChart) sparkRBAC() {
 		}
 	}
 	assert.ElementsMatch(t, c.r.jobNamespaces, roleNamespaces)
-}
-
-func grantedVerbs(rules []rbacv1.PolicyRule, res string) []string {
-	var verbs []string
-	for _, r := range rules {
-		if slices.Contains(r.APIGroups, "") && slices.Contains(r.Resources, res) {
-			verbs = append(verbs, r.Verbs...)
-		}
-	}
-	return verbs
 }
 
 func (c *renderedChart) serviceMonitor() {

@@ -214,6 +214,8 @@ download_failure() {
 }
 
 # write_if_changed <file>: standard input to the file, leaving it untouched when identical.
+# A stamp goes through it too: a new file renamed over the old one, never a write through it, so
+# that a copy of the cache made with hard links (cp -al) keeps stamps of its own.
 write_if_changed() {
   local tmp
   tmp=$(mktemp "$1.XXXXXX")
@@ -299,8 +301,9 @@ build_root() {
   install -m 0755 "$here"/sbin/*.sh "$spark/sbin/"
 
   # SparkPi and JavaSparkPi are what users run; CustomReceiver and streaming/network_wordcount.py
-  # what Apache's operator e2e suite runs; the others are the programs Spark's Kubernetes
-  # integration tests run (sandbox/e2e/spark/integration_test.go), all our own code.
+  # what Apache's operator e2e suite runs, JavaWordCount and sql.JavaSparkSQLCli its examples; the
+  # others are the programs Spark's Kubernetes integration tests run
+  # (sandbox/e2e/spark/integration_test.go), all our own code.
   step "layer $name: compile the examples against Spark $version, jar spark-examples_$scala-$version.jar"
   mkdir -p "$work/classes"
   "$jdk/bin/javac" --release 17 -nowarn -encoding UTF-8 -cp "$spark/jars/*" -d "$work/classes" \
@@ -342,7 +345,7 @@ build_root() {
 
   rm -rf "$work" "$root"
   mv "$tmp" "$root"
-  printf '%s\n' "$key" >"$stamp"
+  printf '%s\n' "$key" | write_if_changed "$stamp"
   step "layer $name: ready ($(du -sh "$root" | cut -f1))"
 }
 
@@ -461,7 +464,7 @@ build_venv() {
     "$venv/bin/python" -m pip install -q --disable-pip-version-check --require-hashes \
       --no-build-isolation -r "$r"
   done
-  printf '%s\n' "$key" >"$stamp"
+  printf '%s\n' "$key" | write_if_changed "$stamp"
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -100,5 +100,8 @@ PY
 rm -rf "$root"
 mv "$tmp" "$root"
 mv "$table.tmp" "$table"
-printf '%s\n' "$key" >"$stamp"
+# A new file, not a write through this one: a copy of the cache made with hard links (cp -al)
+# would otherwise have its stamp changed too, and take itself for up to date.
+printf '%s\n' "$key" >"$stamp.tmp"
+mv "$stamp.tmp" "$stamp"
 step "layer $name: ready"
