@@ -60,11 +60,7 @@ func TestMakeRunWithKubeflowOperator(t *testing.T) {
 	if out, err := s.kubectl("apply", "-f", "examples/spark-pi.yaml"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
-	state := ""
-	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline) && state != "COMPLETED" && state != "FAILED"; {
-		time.Sleep(time.Second)
-		state, _ = s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
-	}
+	state := sparkPiEnd(s, 4*time.Minute)
 	if state != "COMPLETED" {
 		out, _ := s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "yaml")
 		logs, _ := s.kubectl("logs", "--namespace", "spark-operator", "deployment/spark-operator-controller", "--tail", "40")
@@ -108,11 +104,7 @@ func TestMakeRunWithKubeflowOperatorSimulated(t *testing.T) {
 	if out, err := s.kubectl("apply", "-f", "examples/spark-pi.yaml"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
-	state := ""
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && state != "COMPLETED" && state != "FAILED"; {
-		time.Sleep(time.Second)
-		state, _ = s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
-	}
+	state := sparkPiEnd(s, 2*time.Minute)
 	if state != "COMPLETED" {
 		out, _ := s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "yaml")
 		t.Fatalf("spark-pi is %q, want COMPLETED:\n%s", state, out)
@@ -122,4 +114,15 @@ func TestMakeRunWithKubeflowOperatorSimulated(t *testing.T) {
 	}
 	stopped = true
 	s.stopAndCheckNothingIsLeft(t)
+}
+
+// sparkPiEnd polls examples/spark-pi.yaml's state until it is COMPLETED or FAILED, or within
+// has passed, and returns the last state read.
+func sparkPiEnd(s *started, within time.Duration) string {
+	state := ""
+	for deadline := time.Now().Add(within); time.Now().Before(deadline) && state != "COMPLETED" && state != "FAILED"; {
+		time.Sleep(time.Second)
+		state, _ = s.kubectl("get", "sparkapplications.sparkoperator.k8s.io", "spark-pi", "-o", "jsonpath={.status.applicationState.state}")
+	}
+	return state
 }
