@@ -18,3 +18,21 @@ func BenchmarkSync(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSyncWithExtras is BenchmarkSync for an application that asks for extra children (a
+// ConfigMap and a Service with each kind of front): the extras built and checked against the
+// attempt's own children's names on every sync.
+func BenchmarkSyncWithExtras(b *testing.B) {
+	w := newWorld(b, piYAML)
+	exposed(w)
+	running(w)
+	w.executors(3, 3)
+	w.settle()
+	req := w.request(false)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Sync(req, w.now, w.cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
